@@ -1,0 +1,91 @@
+// Runtime: the process-wide entry point of the runtime layer. It loads the
+// driver and NVRTC, picks the backend (GPU, or the CPU fallback with one line
+// on stderr saying why), and owns the allocator, the kernel cache and the
+// stream that GPUkit orders work on.
+//
+//   rt::Runtime& rt = rt::Runtime::get();
+//   if (rt.on_gpu()) rt.launch(kernel, shape, args);
+//
+// The runtime compiles and launches CUDA source; it knows nothing of the IR.
+#pragma once
+
+#include "runtime/allocator.hpp"
+#include "runtime/device.hpp"
+#include "runtime/kernel_cache.hpp"
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace gpukit::rt {
+
+struct DriverApi;
+struct NvrtcApi;
+
+enum class Backend { Gpu, Cpu };
+
+/// Grid and block of one launch.
+struct LaunchShape {
+  unsigned grid = 1;
+  unsigned block = 256;
+  unsigned shared_bytes = 0;
+};
+
+class Runtime {
+public:
+  /// The runtime, initialised on first use. GPUKIT_BACKEND=cpu forces the
+  /// CPU fallback; otherwise the GPU is used when the driver, NVRTC and a
+  /// device of SM >= 80 are all present.
+  static Runtime& get();
+
+  Backend backend() const { return Kind; }
+  bool on_gpu() const { return Kind == Backend::Gpu; }
+  /// Why the CPU fallback is in use ("CUDA driver not detected", ...); empty on the GPU.
+  std::string_view fallback_reason() const { return FallbackReason; }
+
+  /// The device in use (nullptr on the CPU fallback).
+  const DeviceInfo* device() const { return Device.get(); }
+  /// The driver, or nullptr when it is not loaded.
+  const DriverApi* driver() const { return Driver; }
+  /// NVRTC, or nullptr when it is not available (kernels cannot be compiled).
+  const NvrtcApi* nvrtc() const { return Nvrtc; }
+  /// The GPU architecture kernels are compiled for: the device's, or
+  /// "sm_90" when there is no GPU (so --dump and CI still compile).
+  const std::string& arch() const { return Arch; }
+
+  DeviceAllocator& allocator() { return *Allocator; }
+  KernelCache& kernels() { return *Kernels; }
+  /// The stream GPUkit orders its work on (nullptr on the CPU fallback).
+  CUstream stream() const { return Stream; }
+
+  /// Launches on the runtime's stream. `args` follows cuLaunchKernel.
+  void launch(const Kernel& kernel, LaunchShape shape, void** args);
+
+  void copy_to_device(Allocation dst, const void* src, size_t bytes);
+  void copy_to_host(void* dst, Allocation src, size_t bytes);
+  void copy_device_to_device(Allocation dst, Allocation src, size_t bytes);
+  /// Waits for all work ordered on the runtime's stream.
+  void synchronize();
+
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+private:
+  Runtime();
+
+  Backend Kind = Backend::Cpu;
+  std::string FallbackReason;
+  std::string Arch = "sm_90";
+  const DriverApi* Driver = nullptr;
+  const NvrtcApi* Nvrtc = nullptr;
+  std::unique_ptr<DeviceInfo> Device;
+  CUcontext Context = nullptr;
+  CUstream Stream = nullptr;
+  std::unique_ptr<DeviceAllocator> Allocator;
+  std::unique_ptr<KernelCache> Kernels;
+};
+
+} // namespace gpukit::rt
