@@ -24,6 +24,7 @@
 #include <llvm/ADT/SmallVector.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,12 +147,16 @@ struct Output {
 
 /// A user's CUDA device function, registered once and called by name:
 /// `body` is the text between the braces, the parameters are named
-/// `params[k].name`. The CPU evaluator needs a host implementation.
+/// `params[k].name`. `host` computes the same function for the CPU
+/// evaluator: it reads one value per parameter (each of its param's type)
+/// and writes the result (of type `result`); it is not part of the hash.
 struct UserFunction {
+  using HostImpl = std::function<void(const void* const* args, void* result)>;
   std::string name;
   DType result;
   std::vector<Operand> params;
   std::string body;
+  HostImpl host;
 };
 
 class Program {
