@@ -11,6 +11,7 @@
 
 #include "runtime/allocator.hpp"
 #include "runtime/device.hpp"
+#include "runtime/driver_handles.hpp"
 #include "runtime/kernel_cache.hpp"
 
 #include <cuda.h>
@@ -47,7 +48,9 @@ public:
 
   /// The device in use (nullptr on the CPU fallback).
   const DeviceInfo* device() const { return Device.get(); }
-  /// The driver, or nullptr when it is not loaded.
+  /// The driver, or nullptr when it is not loaded or cuInit failed. It may be
+  /// set on the CPU fallback too (no device, or one below sm_80): test
+  /// on_gpu() to choose a backend.
   const DriverApi* driver() const { return Driver; }
   /// NVRTC, or nullptr when it is not available (kernels cannot be compiled).
   const NvrtcApi* nvrtc() const { return Nvrtc; }
@@ -58,16 +61,27 @@ public:
   DeviceAllocator& allocator() { return *Allocator; }
   KernelCache& kernels() { return *Kernels; }
   /// The stream GPUkit orders its work on (nullptr on the CPU fallback).
-  CUstream stream() const { return Stream; }
+  CUstream stream() const { return OwnedStream.get(); }
 
   /// Launches on the runtime's stream. `args` follows cuLaunchKernel.
   void launch(const Kernel& kernel, LaunchShape shape, void** args);
 
+  /// Copies ordered after the work already on the runtime's stream. The
+  /// host copies return when the data has arrived (the host buffer is free
+  /// again); the device-to-device copy is only queued. Error{Usage} when
+  /// `bytes` exceeds an Allocation's size.
   void copy_to_device(Allocation dst, const void* src, size_t bytes);
   void copy_to_host(void* dst, Allocation src, size_t bytes);
   void copy_device_to_device(Allocation dst, Allocation src, size_t bytes);
   /// Waits for all work ordered on the runtime's stream.
   void synchronize();
+
+  /// The context GPUkit's work runs in (nullptr on the CPU fallback).
+  CUcontext context() const { return Context.get(); }
+  /// Makes the runtime's context current in the calling thread (a no-op on
+  /// the CPU fallback). Every Runtime member that calls the driver does this
+  /// itself; code elsewhere in runtime/ calling the driver directly must too.
+  void make_current() const;
 
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -82,10 +96,15 @@ private:
   const DriverApi* Driver = nullptr;
   const NvrtcApi* Nvrtc = nullptr;
   std::unique_ptr<DeviceInfo> Device;
-  CUcontext Context = nullptr;
-  CUstream Stream = nullptr;
+  bool SyncLaunches = false; ///< GPUKIT_SYNC_LAUNCHES=1
+  // Destroyed bottom-up: modules and memory before the stream, the stream
+  // before the context reference.
+  PrimaryContext Context;
+  Stream OwnedStream;
   std::unique_ptr<DeviceAllocator> Allocator;
   std::unique_ptr<KernelCache> Kernels;
+
+  void init_gpu(const DriverApi& driver);
 };
 
 } // namespace gpukit::rt
