@@ -58,6 +58,16 @@ NodeId Program::append(Node node) {
   return static_cast<NodeId>(Nodes.size() - 1);
 }
 
+Program Program::without_nodes() const {
+  Program p;
+  p.Inputs = Inputs;
+  p.Scalars = Scalars;
+  p.Outputs = Outputs;
+  p.Functions = Functions;
+  p.label = label;
+  return p;
+}
+
 NodeId Program::add_input(std::string name, DType type) {
   Node n{Op::Input, type, true, static_cast<uint32_t>(Inputs.size()), {}, {}};
   Inputs.push_back({std::move(name), type});

@@ -175,6 +175,11 @@ public:
   /// Appends a fully formed node (used by passes that rebuild a program).
   NodeId append(Node node);
 
+  /// This program's inputs, scalars, outputs, functions and label with no
+  /// nodes: a pass appends the rewritten nodes, then re-points the outputs
+  /// (mutable_outputs()) at them.
+  Program without_nodes() const;
+
   llvm::ArrayRef<Node> nodes() const { return Nodes; }
   const Node& node(NodeId id) const { return Nodes[id]; }
   Node& node(NodeId id) { return Nodes[id]; }
