@@ -109,7 +109,12 @@ struct Constant {
   double f = 0.0;
 
   static Constant of_int(DType type, int64_t v) { return {type, v, static_cast<double>(v)}; }
-  static Constant of_float(DType type, double v) { return {type, static_cast<int64_t>(v), v}; }
+  static Constant of_float(DType type, double v) {
+    // The integer view of NaN, infinities and out-of-range values is 0: the
+    // plain cast would be undefined behaviour.
+    bool fits = v > -9.2233720368547758e18 && v < 9.2233720368547758e18;
+    return {type, fits ? static_cast<int64_t>(v) : 0, v};
+  }
   bool operator==(const Constant&) const = default;
 };
 

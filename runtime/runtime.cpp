@@ -1,9 +1,10 @@
 #include "runtime/runtime.hpp"
 
-#include "runtime/driver_allocator.hpp"
 #include "runtime/driver_api.hpp"
-#include "runtime/host_allocator.hpp"
+#include "runtime/memory_pool.hpp"
 #include "runtime/nvrtc_api.hpp"
+#include "runtime/scheduler/scheduling.hpp"
+#include "runtime/scheduler/task.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -87,6 +88,26 @@ GpuProbe probe_gpu(const NvrtcApi* nvrtc) {
   return probe;
 }
 
+/// GPUKIT_MEMORY_QUOTA: bytes, or a number with a K, M or G suffix (binary
+/// units); 0 or unset: no quota beyond the device's memory.
+size_t requested_memory_quota() {
+  llvm::StringRef text(environment("GPUKIT_MEMORY_QUOTA"));
+  if (text.empty())
+    return 0;
+  llvm::StringRef digits = text.rtrim("KMGkmgiIbB");
+  unsigned long long value = 0;
+  if (digits.getAsInteger(10, value))
+    throw Error(ErrorKind::Usage,
+                fmt::format("GPUKIT_MEMORY_QUOTA='{}' is not a size; write e.g. 8G, 512M or 1048576",
+                            text.str()));
+  switch (digits.size() < text.size() ? text[digits.size()] : ' ') {
+  case 'K': case 'k': return value << 10;
+  case 'M': case 'm': return value << 20;
+  case 'G': case 'g': return value << 30;
+  default: return value;
+  }
+}
+
 } // namespace
 
 Runtime& Runtime::get() {
@@ -120,8 +141,10 @@ Runtime::Runtime() {
   }
 
   Kind = Backend::Cpu;
-  Allocator = std::make_unique<HostAllocator>();
+  size_t quota = requested_memory_quota();
+  Pool = make_host_pool(quota);
   Kernels = std::make_unique<KernelCache>(Nvrtc, nullptr, Arch);
+  Scheduling = sched::Scheduling::on_cpu(quota ? quota : UINT64_MAX);
   // The Runtime exists once per process, so this line is printed once.
   if (environment("GPUKIT_QUIET") != "1")
     llvm::errs() << "gpukit: Falling back to CPU simulation backend: " << FallbackReason << "\n";
@@ -135,15 +158,24 @@ void Runtime::init_gpu(const DriverApi& driver) {
   OwnedStream = Stream(driver, Context.get());
   Kind = Backend::Gpu;
   Arch = Device->arch();
-  Allocator = std::make_unique<DriverAllocator>(driver, Context.get(), Device->name);
+  size_t quota = requested_memory_quota();
+  Pool = make_device_pool(driver, OwnedStream.get(), quota, Context.get());
   Kernels = std::make_unique<KernelCache>(Nvrtc, Driver, Arch, KernelCacheConfig{Context.get()});
+  Scheduling = sched::Scheduling::on_gpu(driver, Context.get(), OwnedStream.get(),
+                                         quota ? quota : Device->total_memory);
 }
 
 Runtime::~Runtime() {
-  // Members release in reverse order; each owner makes its context current.
+  // The dispatch controller drains its streams first; then kernels and
+  // memory go, before the stream and the context reference they live in.
+  Scheduling.reset();
   Kernels.reset();
-  Allocator.reset();
+  if (Pool)
+    Pool->retire_stream(OwnedStream.get());
+  Pool.reset();
 }
+
+DeviceAllocator& Runtime::allocator() { return *Pool; }
 
 void Runtime::make_current() const {
   if (on_gpu())
@@ -175,14 +207,14 @@ void Runtime::launch(const Kernel& kernel, LaunchShape shape, void** args) {
     if (result != CUDA_SUCCESS)
       check(result, fmt::format("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) for {}", describe_launch()));
   }
-  CUresult result = Driver->cuLaunchKernel(kernel.function, shape.grid, 1, 1, shape.block, 1, 1,
-                                           shape.shared_bytes, stream(), args, nullptr);
-  if (result != CUDA_SUCCESS)
-    check(result, fmt::format("cuLaunchKernel of {}", describe_launch()));
-  if (SyncLaunches) {
-    result = Driver->cuStreamSynchronize(stream());
-    if (result != CUDA_SUCCESS)
-      check(result, fmt::format("{} (caught by GPUKIT_SYNC_LAUNCHES=1)", describe_launch()));
+  sched::Task* task = sched::current_task();
+  try {
+    Scheduling->dispatch().launch(task, kernel.function, shape, args);
+    if (SyncLaunches)
+      Scheduling->dispatch().synchronize(task);
+  } catch (const Error& e) {
+    throw Error(e.kind(), fmt::format("{}{}: {}", describe_launch(),
+                                      SyncLaunches ? " (caught by GPUKIT_SYNC_LAUNCHES=1)" : "", e.what()));
   }
 }
 

@@ -24,6 +24,10 @@ namespace gpukit::rt {
 
 struct DriverApi;
 struct NvrtcApi;
+class MemoryPool;
+namespace sched {
+class Scheduling;
+}
 
 enum class Backend { Gpu, Cpu };
 
@@ -58,12 +62,20 @@ public:
   /// "sm_90" when there is no GPU (so --dump and CI still compile).
   const std::string& arch() const { return Arch; }
 
-  DeviceAllocator& allocator() { return *Allocator; }
+  /// Every array's memory: the memory pool (device memory on the GPU, host
+  /// memory on the CPU fallback, the same policy). GPUKIT_MEMORY_QUOTA
+  /// (bytes, or with a K/M/G suffix) bounds it.
+  DeviceAllocator& allocator();
+  MemoryPool& memory_pool() { return *Pool; }
+  /// The scheduler and the dispatch controller every launch goes through.
+  sched::Scheduling& scheduling() { return *Scheduling; }
   KernelCache& kernels() { return *Kernels; }
   /// The stream GPUkit orders its work on (nullptr on the CPU fallback).
   CUstream stream() const { return OwnedStream.get(); }
 
-  /// Launches on the runtime's stream. `args` follows cuLaunchKernel.
+  /// Launches through the dispatch controller: on the stream of the task
+  /// bound to this thread (rt::sched::TaskScope), else on the runtime's
+  /// stream. `args` follows cuLaunchKernel.
   void launch(const Kernel& kernel, LaunchShape shape, void** args);
 
   /// Copies ordered after the work already on the runtime's stream. The
@@ -101,8 +113,9 @@ private:
   // before the context reference.
   PrimaryContext Context;
   Stream OwnedStream;
-  std::unique_ptr<DeviceAllocator> Allocator;
+  std::unique_ptr<MemoryPool> Pool;
   std::unique_ptr<KernelCache> Kernels;
+  std::unique_ptr<sched::Scheduling> Scheduling;
 
   void init_gpu(const DriverApi& driver);
 };
