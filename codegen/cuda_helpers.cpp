@@ -175,6 +175,15 @@ std::string CudaHelpers::definitions(const ir::Program& p) const {
   for (size_t h = 0; h < HelperCount; ++h)
     if (Used[h])
       out += fmt::format("{}\n", helper_definition(static_cast<Helper>(h)));
+  bool any_function = false;
+  for (bool used : Functions)
+    any_function |= used;
+  // User bodies are C++ written for <cstdint>, which NVRTC does not provide.
+  if (any_function)
+    out += "// Fixed-width integer names for the device functions below (NVRTC has no <cstdint>).\n"
+           "typedef unsigned char uint8_t;\n"
+           "typedef int int32_t;\n"
+           "typedef long long int64_t;\n\n";
   for (size_t k = 0; k < Functions.size(); ++k)
     if (Functions[k])
       out += fmt::format("{}\n", function_definition(p.functions()[k]));

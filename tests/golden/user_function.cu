@@ -1,5 +1,10 @@
 // gpukit kernel ew_10729ade — out = sqr(x) + s0 * sqr(y)
 
+// Fixed-width integer names for the device functions below (NVRTC has no <cstdint>).
+typedef unsigned char uint8_t;
+typedef int int32_t;
+typedef long long int64_t;
+
 __device__ __forceinline__ float gk_fn_sqr(float v) { return v * v; }
 
 extern "C" __global__ void __launch_bounds__(256)

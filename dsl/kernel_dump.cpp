@@ -1,0 +1,38 @@
+#include "dsl/kernel_dump.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstdlib>
+
+namespace gpukit::detail {
+
+void dump_kernel(std::string_view name, std::string_view source) {
+  const char* setting = std::getenv("GPUKIT_DUMP");
+  if (!setting || !*setting || std::string_view(setting) == "0")
+    return;
+  if (std::string_view(setting) == "1") {
+    llvm::errs() << source;
+    if (!source.ends_with('\n'))
+      llvm::errs() << '\n';
+    llvm::errs().flush();
+    return;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(setting))
+    throw Error(ErrorKind::Io, fmt::format("GPUKIT_DUMP: cannot create directory '{}': {}",
+                                           setting, ec.message()));
+  llvm::SmallString<256> path(setting);
+  llvm::sys::path::append(path, fmt::format("{}.cu", name));
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    throw Error(ErrorKind::Io, fmt::format("GPUKIT_DUMP: cannot write '{}': {}", path.str().str(),
+                                           ec.message()));
+  out << source;
+}
+
+} // namespace gpukit::detail

@@ -1,0 +1,145 @@
+#include "dsl/operand_layout.hpp"
+
+#include "dsl/array_base.hpp"
+#include "dsl/expression_kernel.hpp"
+
+#include <fmt/format.h>
+#include <llvm/ADT/StringRef.h>
+
+#include <optional>
+
+namespace gpukit::detail {
+
+namespace {
+
+/// Names a kernel parameter may not take: C++ and CUDA words the emitted
+/// source uses.
+bool is_reserved_name(llvm::StringRef name) {
+  static constexpr const char* kReserved[] = {
+      "auto",     "bool",      "break",    "case",      "char",      "const",    "continue",
+      "default",  "delete",    "do",       "double",    "else",      "enum",     "extern",
+      "false",    "float",     "for",      "goto",      "if",        "inline",   "int",
+      "long",     "new",       "nullptr",  "operator",  "register",  "return",   "short",
+      "signed",   "sizeof",    "static",   "struct",    "switch",    "template", "this",
+      "true",     "typedef",   "typename", "union",     "unsigned",  "using",    "void",
+      "volatile", "while",     "class",    "namespace", "private",   "public",   "half",
+      "threadIdx", "blockIdx", "blockDim", "gridDim",   "warpSize",  "n",        "i"};
+  for (const char* r : kReserved)
+    if (name == r)
+      return true;
+  // Scalars are s0, s1, ...; the emitter's temporaries t0, t1, ...
+  if (name.size() >= 2 && (name[0] == 's' || name[0] == 't') &&
+      name.drop_front().find_first_not_of("0123456789") == llvm::StringRef::npos)
+    return true;
+  return name.startswith("__") || name.startswith("gpukit");
+}
+
+} // namespace
+
+OperandLayout make_layout(const AssignmentCall& call) {
+  OperandLayout layout;
+  size_t num_outputs = call.outputs.size();
+  for (size_t k = 0; k < num_outputs; ++k) {
+    const std::string& name = call.outputs[k]->name();
+    layout.output_names.push_back(!name.empty() ? name
+                                  : num_outputs == 1 ? std::string("out")
+                                                     : fmt::format("out{}", k));
+  }
+
+  for (size_t k = 0; k < call.leaves.size(); ++k) {
+    const ArrayBase* leaf = call.leaves[k];
+    uint64_t address = leaf->address();
+    // Leaves on one buffer (x + x, or a share()) read one input.
+    std::optional<size_t> same;
+    for (size_t j = 0; j < k && address != 0 && !same; ++j)
+      if (call.leaves[j]->address() == address && call.leaves[j]->dtype() == leaf->dtype())
+        same = j;
+    if (same) {
+      layout.leaf_input.push_back(layout.leaf_input[*same]);
+      layout.leaf_names.push_back(layout.leaf_names[*same]);
+      continue;
+    }
+    size_t input = layout.input_leaf.size();
+    std::string name = leaf->name();
+    for (size_t o = 0; o < num_outputs && name.empty() && address != 0; ++o)
+      if (call.outputs[o]->address() == address)
+        name = layout.output_names[o]; // `out = out + 1`
+    if (name.empty())
+      name = fmt::format("in{}", input);
+    layout.leaf_input.push_back(static_cast<uint8_t>(input));
+    layout.leaf_names.push_back(name);
+    layout.input_leaf.push_back(static_cast<uint8_t>(k));
+  }
+
+  // Kernel parameter names: unique over outputs and inputs, and clear of
+  // the words the emitted source uses.
+  auto taken = [&](llvm::StringRef candidate) {
+    if (is_reserved_name(candidate))
+      return true;
+    for (const std::string& o : layout.output_names)
+      if (o == candidate)
+        return true;
+    for (const std::string& i : layout.input_names)
+      if (i == candidate)
+        return true;
+    return false;
+  };
+  for (std::string& o : layout.output_names)
+    if (is_reserved_name(o))
+      o += "_";
+  for (uint8_t leaf : layout.input_leaf) {
+    std::string base = layout.leaf_names[leaf];
+    std::string name = taken(base) ? base + "_in" : base;
+    for (unsigned suffix = 2; taken(name); ++suffix)
+      name = fmt::format("{}_in{}", base, suffix);
+    layout.input_names.push_back(name);
+  }
+  return layout;
+}
+
+/// `out = 2 * x + sin(y)`, or `call = ...; put = ...` for several outputs.
+std::string expression_text(const AssignmentType& type, const AssignmentCall& call,
+                            const OperandLayout& layout) {
+  ExprPrinter printer(layout.leaf_names, call.scalars);
+  for (unsigned k = 0; k < type.num_outputs; ++k) {
+    if (k)
+      printer.text("; ");
+    printer.text(layout.output_names[k]);
+    printer.text(" = ");
+    type.print(printer, k);
+  }
+  return printer.take();
+}
+
+std::string make_label(const AssignmentType& type, const AssignmentCall& call,
+                       const OperandLayout& layout) {
+  std::string text = expression_text(type, call, layout);
+  if (!call.where || call.where->line() == 0)
+    return text;
+  return fmt::format("{}  ({})", text, format_location(*call.where));
+}
+
+/// "`out = x + y` at examples/saxpy.cpp:18" for messages.
+std::string describe(const AssignmentType& type, const AssignmentCall& call) {
+  OperandLayout layout = make_layout(call);
+  std::string text = fmt::format("`{}`", expression_text(type, call, layout));
+  if (call.where && call.where->line() != 0)
+    text += fmt::format(" at {}", format_location(*call.where));
+  return text;
+}
+
+
+std::string format_location(const std::source_location& where) {
+  if (where.line() == 0)
+    return "";
+  llvm::StringRef path(where.file_name());
+  size_t last = path.rfind('/');
+  if (last != llvm::StringRef::npos && last > 0) {
+    size_t before = path.rfind('/', last - 1);
+    if (before != llvm::StringRef::npos)
+      path = path.drop_front(before + 1);
+  }
+  return fmt::format("{}:{}", path.str(), where.line());
+}
+
+} // namespace gpukit::detail

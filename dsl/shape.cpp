@@ -1,0 +1,45 @@
+#include "dsl/shape.hpp"
+
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace gpukit {
+
+static std::string format_extents(std::initializer_list<int64_t> extents) {
+  return fmt::format("[{}]", fmt::join(extents, ", "));
+}
+
+Shape::Shape(std::initializer_list<int64_t> extents) {
+  if (extents.size() == 0 || extents.size() > kMaxRank)
+    throw Error(ErrorKind::Shape,
+                fmt::format("a Shape has 1 to {} dimensions, given {} ({})", kMaxRank,
+                            extents.size(), format_extents(extents)));
+  Size = 1;
+  unsigned axis = 0;
+  for (int64_t e : extents) {
+    if (e < 0)
+      throw Error(ErrorKind::Shape,
+                  fmt::format("shape {} has a negative extent", format_extents(extents)));
+    if (e != 0 && Size > std::numeric_limits<int64_t>::max() / e)
+      throw Error(ErrorKind::Shape, fmt::format("shape {} has more than 2^63 elements",
+                                                format_extents(extents)));
+    Extents[axis++] = e;
+    Size *= e;
+  }
+  Rank = static_cast<uint8_t>(extents.size());
+}
+
+std::string Shape::to_string() const {
+  std::string s = "[";
+  for (unsigned k = 0; k < Rank; ++k) {
+    if (k)
+      s += ", ";
+    s += std::to_string(Extents[k]);
+  }
+  return s + "]";
+}
+
+} // namespace gpukit

@@ -1,0 +1,53 @@
+// Shape: the extents of an array, 1-D to 4-D, outermost first.
+//
+//   gpukit::Shape s{8192, 4096};
+//   s.size();        // 33554432 elements
+//   s.to_string();   // "[8192, 4096]"
+//
+// A Shape is a plain value (no heap). Arrays are dense and row-major; views
+// and strides arrive with their own issue.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace gpukit {
+
+class Shape {
+public:
+  static constexpr unsigned kMaxRank = 4;
+
+  /// An empty 1-D shape, [0].
+  Shape() = default;
+  /// Throws Error{Shape} for a rank outside 1..4, a negative extent or an
+  /// element count that overflows int64.
+  Shape(std::initializer_list<int64_t> extents);
+  /// A 1-D shape: `Array<float> x(1024)`.
+  template <std::integral I>
+    requires(!std::same_as<I, bool>)
+  Shape(I n) : Shape({static_cast<int64_t>(n)}) {}
+
+  unsigned rank() const { return Rank; }
+  int64_t operator[](unsigned axis) const { return Extents[axis]; }
+  /// The number of elements (the product of the extents).
+  int64_t size() const { return Size; }
+
+  bool operator==(const Shape& other) const {
+    return Rank == other.Rank && Extents == other.Extents;
+  }
+
+  /// "[8192, 4096]"
+  std::string to_string() const;
+
+private:
+  std::array<int64_t, kMaxRank> Extents{};
+  int64_t Size = 0;
+  uint8_t Rank = 1;
+};
+
+inline std::string to_string(const Shape& shape) { return shape.to_string(); }
+
+} // namespace gpukit
