@@ -8,6 +8,6 @@ bash scripts/setup.sh
 build_dir="${GPUKIT_BUILD_DIR:-build}"
 export GPUKIT_CACHE_DIR="$PWD/$build_dir/test-kernel-cache"
 if [ -x fuzz/run.sh ]; then
-  bash fuzz/run.sh
+  bash fuzz/run.sh 30
 fi
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"

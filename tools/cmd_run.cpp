@@ -1,0 +1,173 @@
+// gpukit run and gpukit bench: a program on the runtime's backend (the GPU,
+// or the CPU fallback), with random or .npy inputs.
+#include "tools/cli.hpp"
+
+#include "dsl/text/npy.hpp"
+#include "dsl/text/program_runner.hpp"
+#include "runtime/kernel_cache.hpp"
+#include "runtime/runtime.hpp"
+#include "support/error.hpp"
+
+#include <fmt/format.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace gpukit::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// A program ready to run: lowered, compiled, its inputs made.
+struct Prepared {
+  text::LoweredProgram lowered;
+  text::CompiledProgram compiled;
+  std::vector<text::HostArray> inputs;
+  size_t n = 0;
+};
+
+Prepared prepare() {
+  Prepared p;
+  std::map<std::string, InputFile> files;
+  text::ParsedProgram parsed = load_program();
+  text::LowerOptions options = lower_options(&files);
+  p.lowered = text::lower(parsed, options);
+  print_warnings(p.lowered);
+  p.n = static_cast<size_t>(p.lowered.elements());
+  p.lowered.check_scalars_bound();
+  p.compiled = text::compile_program(
+      p.lowered, {.vectorize = true, .index64 = codegen::needs_index64(p.n)});
+  if (Dump)
+    llvm::outs() << p.compiled.cuda.source << "\n";
+  for (const text::ArrayInfo& in : p.lowered.inputs) {
+    auto file = files.find(in.name);
+    if (file != files.end()) {
+      p.inputs.push_back(std::move(file->second.array));
+      continue;
+    }
+    text::HostArray a = text::HostArray::zeros(in.dtype, in.extents);
+    a.fill_random(Seed + in.random_index, in.random_lo, in.random_hi);
+    p.inputs.push_back(std::move(a));
+  }
+  return p;
+}
+
+void print_backend(const text::CompiledProgram& compiled, const text::ProgramRunner& runner) {
+  if (!Verbose)
+    return;
+  rt::Runtime& runtime = rt::Runtime::get();
+  llvm::raw_ostream& os = llvm::errs();
+  if (!runtime.on_gpu()) {
+    os << fmt::format("backend: CPU fallback ({}); kernel {} evaluated, not compiled\n",
+                      runtime.fallback_reason(), compiled.cuda.name);
+    return;
+  }
+  const rt::Kernel* k = runner.kernel();
+  rt::KernelCacheStats s = runtime.kernels().stats();
+  os << fmt::format("backend: GPU {} ({})\n", runtime.device()->name, runtime.arch());
+  os << fmt::format("kernel {}: {}\n", k->name,
+                    k->from_disk ? std::string("loaded from the disk cache")
+                                 : fmt::format("compiled in {:.1f} ms", k->compile_ms));
+  os << fmt::format("kernel cache: {} compiled, {} from disk, {} from memory, {} corrupt\n",
+                    s.compiles, s.disk_hits, s.memory_hits, s.corrupt_entries);
+}
+
+} // namespace
+
+int run_run() {
+  // --save names are checked before anything runs.
+  std::vector<std::pair<std::string, std::string>> saves;
+  for (const std::string& s : SaveFiles)
+    saves.push_back(split_binding(s, "save"));
+  Prepared p = prepare();
+  for (const auto& [name, path] : saves) {
+    bool found = std::any_of(p.lowered.outputs.begin(), p.lowered.outputs.end(),
+                             [&](const text::ArrayInfo& o) { return o.name == name; });
+    if (!found) {
+      std::string names;
+      for (const text::ArrayInfo& o : p.lowered.outputs)
+        names += (names.empty() ? "" : ", ") + o.name;
+      throw Error(ErrorKind::Usage,
+                  fmt::format("--save {}={}: the program has no output named '{}' (its outputs: {})",
+                              name, path, name, names));
+    }
+  }
+
+  Clock::time_point t0 = Clock::now();
+  text::ProgramRunner runner(p.compiled, p.lowered, p.n);
+  double setup_ms = ms_since(t0);
+  runner.upload(p.inputs);
+  t0 = Clock::now();
+  runner.launch();
+  rt::Runtime::get().synchronize();
+  double run_ms = ms_since(t0);
+  std::vector<text::HostArray> outputs;
+  runner.download(outputs);
+
+  print_backend(p.compiled, runner);
+  if (Verbose)
+    llvm::errs() << fmt::format("setup {:.1f} ms, run {:.3f} ms\n", setup_ms, run_ms);
+  for (size_t k = 0; k < outputs.size(); ++k)
+    llvm::outs() << outputs[k].summary(p.lowered.outputs[k].name) << "\n";
+  for (const auto& [name, path] : saves) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (p.lowered.outputs[k].name != name)
+        continue;
+      text::write_npy(path, outputs[k]);
+      if (Verbose)
+        llvm::errs() << fmt::format("wrote {} to {}\n", name, path);
+    }
+  }
+  return 0;
+}
+
+int run_bench() {
+  if (Repetitions == 0)
+    throw Error(ErrorKind::Usage, "--reps must be at least 1");
+  Prepared p = prepare();
+  rt::Runtime& runtime = rt::Runtime::get();
+  text::ProgramRunner runner(p.compiled, p.lowered, p.n);
+  print_backend(p.compiled, runner);
+  runner.upload(p.inputs);
+
+  auto median_ms = [&](auto&& body) {
+    for (int k = 0; k < 3; ++k) // warm-up
+      body();
+    runtime.synchronize();
+    std::vector<double> times;
+    for (unsigned k = 0; k < Repetitions; ++k) {
+      Clock::time_point t0 = Clock::now();
+      body();
+      runtime.synchronize();
+      times.push_back(ms_since(t0));
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+
+  double kernel_ms = median_ms([&] { runner.launch(); });
+  size_t bytes = runner.bytes_per_launch();
+  // The reference: a device-to-device copy moving as many bytes (read + write).
+  size_t copy_bytes = std::max<size_t>(bytes / 2, 1);
+  rt::Allocation src = runtime.allocator().allocate(copy_bytes);
+  rt::Allocation dst = runtime.allocator().allocate(copy_bytes);
+  double copy_ms = median_ms([&] { runtime.copy_device_to_device(dst, src, copy_bytes); });
+  runtime.allocator().deallocate(src);
+  runtime.allocator().deallocate(dst);
+
+  double gbs = bytes / (kernel_ms * 1e6);
+  double copy_gbs = 2.0 * copy_bytes / (copy_ms * 1e6);
+  llvm::outs() << fmt::format("{}  n = {}  on {}\n", p.compiled.cuda.name, p.n, backend_description());
+  llvm::outs() << fmt::format("median {:.4f} ms over {} runs  {:.1f} GB/s  {:.0f}% of copy bandwidth "
+                              "({:.1f} GB/s measured now)\n",
+                              kernel_ms, Repetitions.getValue(), gbs, 100.0 * gbs / copy_gbs, copy_gbs);
+  return 0;
+}
+
+} // namespace gpukit::cli
