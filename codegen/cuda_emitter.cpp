@@ -152,6 +152,7 @@ private:
 
   std::vector<std::vector<Param>> parameters() const;
   void scalar_loop(SourceWriter& w);
+  void element_body(SourceWriter& w);
   void staged_scalar_loop(SourceWriter& w, unsigned per);
   void vector_loop(SourceWriter& w, unsigned width);
   void staged_vector_loop(SourceWriter& w, unsigned width, unsigned per);
@@ -168,8 +169,21 @@ private:
 
 void ElementwiseEmitter::scalar_loop(SourceWriter& w) {
   open_for(w, fmt::format("{} i = {}", Index.type, Index.start(1)), "i < n", "i += " + Index.stride(1));
-  Element.emit(w, [&](size_t k) { return scalar_load(k); }, [&](size_t k) { return scalar_store(k); });
+  element_body(w);
   w.close();
+}
+
+// With several outputs, one may be an input (`assign(x, y + 1, z, x * 2)`):
+// every input is loaded before the first store, so that all outputs see the
+// old values, as in the vector loops and the CPU evaluator.
+void ElementwiseEmitter::element_body(SourceWriter& w) {
+  if (P.outputs().size() < 2) {
+    Element.emit(w, [&](size_t k) { return scalar_load(k); }, [&](size_t k) { return scalar_store(k); });
+    return;
+  }
+  for (size_t k : used_inputs())
+    w.line("const {} {}_v = {};", cuda_storage_type(P.inputs()[k].type), Names.input(k), scalar_load(k));
+  Element.emit(w, [&](size_t k) { return Names.input(k) + "_v"; }, [&](size_t k) { return scalar_store(k); });
 }
 
 // items_per_thread > 1 without packs: each thread reads `per` elements
@@ -257,7 +271,7 @@ void ElementwiseEmitter::tail_loop(SourceWriter& w, unsigned width) {
   w.line("// The last n % {} elements.", width);
   open_for(w, fmt::format("{} i = n_packs * {} + {}", Index.type, width, Index.start(1)), "i < n",
            "i += " + Index.stride(1));
-  Element.emit(w, [&](size_t k) { return scalar_load(k); }, [&](size_t k) { return scalar_store(k); });
+  element_body(w);
   w.close();
 }
 
@@ -275,14 +289,15 @@ std::vector<std::vector<Param>> ElementwiseEmitter::parameters() const {
     return t == DType::Float16 || t == DType::BFloat16 || t == DType::Bool ? short_name(t) : "";
   };
   std::vector<std::vector<Param>> groups(2); // inputs; outputs, scalars and n
+  std::string_view restrict = Opt.restrict_pointers ? " __restrict__" : "";
   for (size_t k = 0; k < P.inputs().size(); ++k) {
     const ir::Operand& in = P.inputs()[k];
-    groups[0].push_back({fmt::format("const {}* __restrict__ {}", cuda_storage_type(in.type), Names.input(k)),
+    groups[0].push_back({fmt::format("const {}*{} {}", cuda_storage_type(in.type), restrict, Names.input(k)),
                          param_comment(array_note(in.type), Names.input(k), in.name)});
   }
   for (size_t k = 0; k < P.outputs().size(); ++k) {
     const ir::Output& out = P.outputs()[k];
-    groups[1].push_back({fmt::format("{}* __restrict__ {}", cuda_storage_type(out.type), Names.output(k)),
+    groups[1].push_back({fmt::format("{}*{} {}", cuda_storage_type(out.type), restrict, Names.output(k)),
                          param_comment(array_note(out.type), Names.output(k), out.name)});
   }
   for (size_t k = 0; k < P.scalars().size(); ++k) {
@@ -345,8 +360,11 @@ unsigned pack_width(const ir::Program& p) {
 }
 
 std::string kernel_name(const ir::Program& p, const EmitOptions& o) {
-  std::string key = fmt::format("{:016x}/{}/{}/{}/{}", ir::structural_hash(p), o.shape.block_size,
-                                o.shape.items_per_thread, o.vectorize, o.index64);
+  // restrict_pointers joins the key only when cleared, so that the names of
+  // the (common) restrict kernels stay as they were.
+  std::string key = fmt::format("{:016x}/{}/{}/{}/{}{}", ir::structural_hash(p), o.shape.block_size,
+                                o.shape.items_per_thread, o.vectorize, o.index64,
+                                o.restrict_pointers ? "" : "/alias");
   return fmt::format("ew_{:08x}", static_cast<uint32_t>(llvm::xxHash64(key)));
 }
 

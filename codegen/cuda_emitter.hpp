@@ -11,7 +11,9 @@
 // scalars by value in their compute type (float16/bfloat16 scalars as a float
 // holding the rounded value: see codegen/kernel_abi.hpp). The kernel is a
 // grid-stride loop, so any grid size is correct; one thread handles
-// pack_width * items_per_thread elements per iteration.
+// pack_width * items_per_thread elements per iteration. Every output is
+// computed from the inputs' old values: a kernel with several outputs loads
+// all its inputs before its first store, so an output may be an input.
 //
 // Every decision about what an operation means on the GPU (and where it may
 // differ from the CPU evaluator) is listed at the top of cuda_emitter.cpp.
@@ -38,6 +40,10 @@ struct EmitOptions {
   bool vectorize = true;
   /// 64-bit element indices; needed when n >= 2^31 (see needs_index64).
   bool index64 = false;
+  /// Mark array parameters __restrict__. The caller clears it when an
+  /// output may share memory with an input (`assign(x, y + 1, z, x * 2)`):
+  /// restrict would then promise the compiler something untrue.
+  bool restrict_pointers = true;
 };
 
 struct CudaKernel {

@@ -16,7 +16,12 @@ ir::NodeId IrBuilder::array_leaf(DType type) {
 }
 
 ir::NodeId IrBuilder::scalar_leaf(ScalarKind kind) {
-  return Program.add_scalar(fmt::format("s{}", NextScalar++), default_type(kind), /*weak=*/true);
+  unsigned slot = NextScalar++;
+  ir::NodeId id = slot < SameScalar.size() && SameScalar[slot] != slot
+                      ? ScalarNodes[SameScalar[slot]]
+                      : Program.add_scalar(fmt::format("s{}", slot), default_type(kind), /*weak=*/true);
+  ScalarNodes.push_back(id);
+  return id;
 }
 
 ir::NodeId IrBuilder::op(ir::Op op, llvm::ArrayRef<ir::NodeId> args, DType expected,

@@ -17,18 +17,42 @@
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
 
+#include <cstring>
 #include <utility>
 
 namespace gpukit::detail {
 
+/// Whether two C++ scalars of one assignment may be passed as ONE kernel
+/// scalar, so that CSE merges the subexpressions built from them (`auto d1 =
+/// ... v ...;` used twice gives two slots holding the same v): the same
+/// recorded type and bit pattern, and floating or bool. Integers stay apart:
+/// each integer slot is range-checked against the type of its own use
+/// (Error{Type} for 300 used with a uint8 array), which one shared scalar,
+/// typed by its widest use, would skip. The text front end applies the same
+/// rule to its literals, so both build the same kernel.
+inline bool shares_scalar_slot(const ir::Constant& a, const ir::Constant& b) {
+  if (a.type != b.type || is_integer(a.type))
+    return false;
+  // Bits, not ==: NaN equals NaN and -0.0 differs from 0.0.
+  uint64_t fa, fb;
+  std::memcpy(&fa, &a.f, sizeof fa);
+  std::memcpy(&fb, &b.f, sizeof fb);
+  return fa == fb && a.i == b.i;
+}
+
 class IrBuilder {
 public:
-  IrBuilder(ir::Program& program, const OperandLayout& layout)
-      : Program(program), Layout(layout), InputNodes(layout.input_leaf.size(), kNone) {}
+  /// `same_scalar`: per scalar slot, the first slot it shares a kernel
+  /// scalar with (VariantKey::scalar_same); empty: every slot its own.
+  IrBuilder(ir::Program& program, const OperandLayout& layout,
+            llvm::ArrayRef<uint8_t> same_scalar = {})
+      : Program(program), Layout(layout), InputNodes(layout.input_leaf.size(), kNone),
+        SameScalar(same_scalar) {}
 
   /// The next array leaf (traversal order).
   ir::NodeId array_leaf(DType type);
-  /// The next scalar leaf: a weak scalar parameter "s<k>" of its kind's default type.
+  /// The next scalar leaf: a weak scalar parameter "s<k>" of its kind's
+  /// default type, or the parameter of the first slot it shares one with.
   ir::NodeId scalar_leaf(ScalarKind kind);
   /// An operation the C++ front end typed `expected`; weak results (made of
   /// scalars only) take their type from their use, so they are not checked.
@@ -37,6 +61,19 @@ public:
   ir::NodeId call(const ir::UserFunction& fn, llvm::ArrayRef<ir::NodeId> args);
   /// The next output, storing `value` (C++-side type `expected`) as `type`.
   void output(DType type, ir::NodeId value, DType expected, bool weak);
+
+  /// Reductions (dsl/reduce.hpp): the program being built, and numbering
+  /// that continues from a nested builder (a reduction's body is built into
+  /// a program of its own, its leaves and scalars numbered in line).
+  ir::Program& program() { return Program; }
+  void continue_from(const IrBuilder& nested) {
+    NextLeaf = nested.NextLeaf;
+    NextScalar = nested.NextScalar;
+  }
+  /// Skips a collected scalar slot that is not a kernel argument (an axis).
+  void skip_scalar() { ++NextScalar; }
+  /// Set by the reduction engine while it builds a plan; null otherwise.
+  void* reduction_context = nullptr;
 
   /// The strong operation nodes with the type the C++ front end computed for them.
   llvm::ArrayRef<std::pair<ir::NodeId, DType>> expectations() const { return Expected; }
@@ -47,6 +84,8 @@ private:
   ir::Program& Program;
   const OperandLayout& Layout;
   llvm::SmallVector<ir::NodeId, 8> InputNodes;
+  llvm::ArrayRef<uint8_t> SameScalar;
+  llvm::SmallVector<ir::NodeId, 8> ScalarNodes; ///< per slot met so far
   unsigned NextLeaf = 0;
   unsigned NextScalar = 0;
   unsigned NextOutput = 0;

@@ -3,7 +3,8 @@
 // and the helpers the subcommands share.
 //
 //   gpukit dump -e 'out = 2*x + sin(y)'          # the CUDA, no GPU needed
-//   gpukit run examples/saxpy.gk --size N=1000000
+//   gpukit run examples/saxpy.gk --size N=1000000 --explain
+//   gpukit tune examples/saxpy.gk --size N=16777216   # needs a GPU
 //
 // Exit codes: 0 success, 1 a user error (a bad program, bad arguments or
 // files), 2 a runtime or GPU error.
@@ -21,7 +22,7 @@
 namespace gpukit::cli {
 
 extern llvm::cl::SubCommand DumpCommand, RunCommand, BenchCommand, InfoCommand, CacheCommand,
-    DemoCommand;
+    DemoCommand, TuneCommand;
 
 extern llvm::cl::opt<std::string> ProgramFile;
 extern llvm::cl::opt<std::string> ProgramText;
@@ -34,6 +35,7 @@ extern llvm::cl::opt<unsigned> Repetitions;
 extern llvm::cl::opt<std::string> Arch;
 extern llvm::cl::opt<bool> ShowIr;
 extern llvm::cl::opt<bool> ShowPtx;
+extern llvm::cl::opt<bool> Explain;
 extern llvm::cl::opt<bool> Dump;
 extern llvm::cl::opt<bool> Verbose;
 extern llvm::cl::opt<std::string> CacheAction;
@@ -67,5 +69,6 @@ int run_bench();
 int run_info();
 int run_cache();
 int run_demo();
+int run_tune();
 
 } // namespace gpukit::cli

@@ -12,21 +12,26 @@ cl::SubCommand BenchCommand("bench", "Time a program: median over repetitions, G
 cl::SubCommand InfoCommand("info", "Show the driver, NVRTC, devices and the kernel cache");
 cl::SubCommand CacheCommand("cache", "Inspect or clear the kernel cache: gpukit cache list|stats|clear");
 cl::SubCommand DemoCommand("demo", "Price options with Black-Scholes through the C++ DSL and check the result");
+cl::SubCommand TuneCommand("tune", "Autotune a program's kernel on the GPU and store the answer "
+                                   "(gpukit tune FILE --size N=...)");
 
 static cl::OptionCategory ProgramCategory("Program options");
 
 cl::opt<std::string> ProgramFile(cl::Positional, cl::desc("<program.gk | ->"), cl::init(""),
                                  cl::sub(DumpCommand), cl::sub(RunCommand), cl::sub(BenchCommand),
+                                 cl::sub(TuneCommand),
                                  cl::cat(ProgramCategory));
 cl::opt<std::string> ProgramText("e", cl::desc("The program's text, instead of a file"),
                                  cl::value_desc("program"), cl::sub(DumpCommand), cl::sub(RunCommand),
-                                 cl::sub(BenchCommand), cl::cat(ProgramCategory));
+                                 cl::sub(BenchCommand), cl::sub(TuneCommand), cl::cat(ProgramCategory));
 cl::list<std::string> Sizes("size", cl::desc("Bind a size: --size N=1000000 (repeatable, or N=4,M=8)"),
                             cl::value_desc("NAME=VALUE"), cl::CommaSeparated, cl::sub(DumpCommand),
-                            cl::sub(RunCommand), cl::sub(BenchCommand), cl::cat(ProgramCategory));
+                            cl::sub(RunCommand), cl::sub(BenchCommand), cl::sub(TuneCommand),
+                            cl::cat(ProgramCategory));
 cl::list<std::string> ScalarValues("scalar", cl::desc("Give a scalar its value: --scalar r=0.02"),
                                    cl::value_desc("NAME=VALUE"), cl::CommaSeparated,
                                    cl::sub(DumpCommand), cl::sub(RunCommand), cl::sub(BenchCommand),
+                                   cl::sub(TuneCommand),
                                    cl::cat(ProgramCategory));
 cl::list<std::string> InputFiles("input", cl::desc("Read an input from a NumPy file: --input x=x.npy"),
                                  cl::value_desc("NAME=FILE.npy"), cl::sub(RunCommand),
@@ -45,6 +50,10 @@ cl::opt<bool> ShowIr("ir", cl::desc("Also print the optimised IR"), cl::sub(Dump
                      cl::cat(ProgramCategory));
 cl::opt<bool> ShowPtx("ptx", cl::desc("Also print the PTX (needs NVRTC)"), cl::sub(DumpCommand),
                       cl::cat(ProgramCategory));
+cl::opt<bool> Explain("explain",
+                      cl::desc("Say how the kernel is launched (block, items per thread, grid) and why: "
+                               "a tuned entry or the heuristic"),
+                      cl::sub(RunCommand), cl::sub(BenchCommand));
 cl::opt<bool> Dump("dump", cl::desc("Print each generated kernel's CUDA source first"),
                    cl::sub(*cl::AllSubCommands));
 cl::opt<bool> Verbose("verbose", cl::desc("Show the backend, compile times and cache hits"),

@@ -42,9 +42,11 @@ Prepared prepare() {
   p.n = static_cast<size_t>(p.lowered.elements());
   p.lowered.check_scalars_bound();
   p.compiled = text::compile_program(
-      p.lowered, {.vectorize = true, .index64 = codegen::needs_index64(p.n)});
+      p.lowered, {.vectorize = true, .index64 = codegen::needs_index64(p.n), .n = p.n});
   if (Dump)
     llvm::outs() << p.compiled.cuda.source << "\n";
+  if (Explain)
+    llvm::outs() << fmt::format("kernel {}: {}\n", p.compiled.cuda.name, p.compiled.launch.explain());
   for (const text::ArrayInfo& in : p.lowered.inputs) {
     auto file = files.find(in.name);
     if (file != files.end()) {

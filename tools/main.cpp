@@ -43,7 +43,9 @@ int dispatch() {
     return run_cache();
   if (DemoCommand)
     return run_demo();
-  llvm::errs() << "gpukit: give a subcommand: dump, run, bench, info, cache or demo "
+  if (TuneCommand)
+    return run_tune();
+  llvm::errs() << "gpukit: give a subcommand: dump, run, bench, tune, info, cache or demo "
                   "(gpukit --help lists them)\n";
   return 1;
 }

@@ -98,11 +98,22 @@ Value Lowerer::make_op(ir::Op op, llvm::ArrayRef<const Expr*> exprs, llvm::Array
 Value Lowerer::lower_literal(const Expr& e) {
   ScalarKind kind = literal_kind(e);
   // s<k> is reserved for literals: user names of that form are renamed.
-  std::string name = fmt::format("s{}", NextLiteral++);
+  // Equal floating literals share one scalar, as equal C++ scalars do in
+  // the DSL (gpukit::detail::shares_scalar_slot), so CSE merges what is
+  // computed from them and both front ends build the same kernel.
+  unsigned slot = NextLiteral++;
+  ir::Constant value = natural_constant(e);
   Value v;
-  v.node = Prog.add_scalar(name, default_type(kind), /*weak=*/true);
   v.type = {default_type(kind), true};
-  Out.scalar_values.push_back(natural_constant(e));
+  for (const auto& [seen, node] : Literals) {
+    if (gpukit::detail::shares_scalar_slot(seen, value)) {
+      v.node = node;
+      return v;
+    }
+  }
+  v.node = Prog.add_scalar(fmt::format("s{}", slot), default_type(kind), /*weak=*/true);
+  Out.scalar_values.push_back(value);
+  Literals.push_back({value, v.node});
   return v;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "codegen/dtype.hpp"
+#include "dsl/ir_builder.hpp"
 #include "dsl/text/lower.hpp"
 #include "dsl/text/names.hpp"
 
@@ -156,6 +157,8 @@ private:
   std::vector<ArrayInfo> Arrays;
   bool Strict = false;
   unsigned NextLiteral = 0;
+  /// The literals lowered so far that others may share (shares_scalar_slot).
+  std::vector<std::pair<ir::Constant, ir::NodeId>> Literals;
   int ProgramShape = -1;
   std::string FirstOutputName;
   std::set<std::string> UsedScalarOptions, UsedInputOptions;

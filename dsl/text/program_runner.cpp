@@ -6,6 +6,7 @@
 #include "dsl/expr_printer.hpp"
 #include "dsl/text/literal.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/scheduler/scheduling.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -133,7 +134,11 @@ void ProgramRunner::launch() {
     llvm::SmallVector<void*, 4> out;
     for (rt::Allocation a : Outputs)
       out.push_back(a.host_ptr());
-    codegen::evaluate(Compiled.optimized, in, out, Scalars, N);
+    // Through the dispatch controller, as GPU launches are: ordered after the
+    // task's work and accounted to it.
+    rt::Runtime::get().scheduling().dispatch().launch_host(rt::sched::current_task(), [&] {
+      codegen::evaluate(Compiled.optimized, in, out, Scalars, N);
+    });
     return;
   }
   // cuLaunchKernel reads each parameter through a pointer: one zeroed 8-byte

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Process.h>
 #include <llvm/Support/Program.h>
 
 #include <cmath>
@@ -22,8 +23,10 @@ struct Result {
   std::string out, err;
 };
 
+/// One directory per test process: ctest runs the tests in parallel.
 std::string scratch_dir() {
-  std::string dir = std::string(GPUKIT_BINARY_DIR) + "/tests/cli-scratch";
+  std::string dir = fmt::format("{}/tests/cli-scratch/{}", GPUKIT_BINARY_DIR,
+                                llvm::sys::Process::getProcessId());
   llvm::sys::fs::create_directories(dir);
   return dir;
 }
@@ -190,6 +193,32 @@ TEST(Cli, DumpFlagVerboseAndOtherSubcommands) {
     r = gpukit({"cache", action, "--dump"});
     EXPECT_EQ(r.rc, 0) << action << ": " << r.err;
   }
+}
+
+TEST(Cli, RunAndBenchExplainTheLaunch) {
+  Result r = gpukit({"run", "--explain", example("saxpy.gk"), "--size", "N=100"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel ew_"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("heuristic"), std::string::npos) << r.out; // no GPU: never tuned
+  EXPECT_NE(r.out.find("out: f32[100]"), std::string::npos) << r.out;
+
+  r = gpukit({"bench", "--explain", example("saxpy.gk"), "--size", "N=4096", "--reps", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("heuristic"), std::string::npos) << r.out;
+}
+
+// Tuning measures on the GPU; on the CPU fallback it says why it cannot.
+TEST(Cli, TuneWithoutAGpuExitsWithTwo) {
+  if (rt::Runtime::get().on_gpu())
+    GTEST_SKIP() << "a GPU is present: tune would run (tests/dsl/tune_gpu_test.cpp covers it)";
+  Result r = gpukit({"tune", "-e", "out = 2*x + sin(y)", "--size", "N=4096"});
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("error: tuning needs a GPU: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+
+  r = gpukit({"tune", example("saxpy.gk")}); // N unbound: the user's mistake comes first
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("--size"), std::string::npos) << r.err;
 }
 
 TEST(Cli, Demo) {

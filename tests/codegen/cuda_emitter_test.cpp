@@ -24,6 +24,10 @@ struct GoldenCase {
 
 EmitOptions scalar() { return {{256, 1}, false, false}; }
 EmitOptions vec(unsigned per = 1) { return {{256, per}, true, false}; }
+EmitOptions no_restrict(EmitOptions o) {
+  o.restrict_pointers = false;
+  return o;
+}
 
 std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases = {
@@ -37,6 +41,8 @@ std::vector<GoldenCase> golden_cases() {
       {"where_compare_bool", [] { return where_compare(); }, vec()},
       {"user_function", [] { return user_function(); }, scalar()},
       {"fma_clamp", [] { return fma_clamp(); }, vec(2)},
+      {"aliased_outputs_vec", [] { return aliased_outputs(); }, no_restrict(vec())},
+      {"aliased_outputs_scalar", [] { return aliased_outputs(); }, no_restrict(scalar())},
   };
   // Every operation on every type, so that compiling the goldens with NVRTC
   // (tests/runtime) covers all of the emitter's output.
@@ -77,6 +83,21 @@ TEST(CudaEmitter, NameDependsOnProgramAndOptionsNotLabel) {
   EXPECT_NE(codegen::kernel_name(a, vec()), codegen::kernel_name(a, vec(2)));
   EXPECT_NE(codegen::kernel_name(a, vec()), codegen::kernel_name(a, {{128, 1}, true, false}));
   EXPECT_NE(codegen::kernel_name(a, vec()), codegen::kernel_name(ir::optimize(saxpy_sin(DType::Float64)), vec()));
+  EXPECT_NE(codegen::kernel_name(a, vec()), codegen::kernel_name(a, no_restrict(vec())));
+}
+
+// Several outputs, one of them an input: every input is loaded before the
+// first store in every loop, and no pointer is __restrict__.
+TEST(CudaEmitter, AliasedOutputsReadOldInputs) {
+  ir::Program p = ir::optimize(aliased_outputs());
+  for (EmitOptions o : {no_restrict(scalar()), no_restrict(vec())}) {
+    std::string src = codegen::emit_cuda(p, o).source;
+    EXPECT_EQ(src.find("__restrict__"), std::string::npos);
+    size_t load = src.rfind("const float x_in_v = x_in[i];");
+    ASSERT_NE(load, std::string::npos) << src;
+    EXPECT_LT(load, src.rfind("x[i] = ")) << src;
+    EXPECT_NE(src.find("z[i] = x_in_v * s1;"), std::string::npos) << src;
+  }
 }
 
 TEST(CudaEmitter, ScalarPathHasNoPacks) {

@@ -40,6 +40,20 @@ inline ir::Program mixed_f16_f32() {
   return p;
 }
 
+/// x = y + 1; z = x_in * s1, where the output x is the input x_in (as the
+/// DSL builds `assign(x, y + 1, z, x * 2)`): z must read the old x.
+inline ir::Program aliased_outputs() {
+  ir::Program p;
+  auto y = p.add_input("y", DType::Float32);
+  auto x = p.add_input("x_in", DType::Float32);
+  auto one = p.add_scalar("s0", DType::Int32, true);
+  auto two = p.add_scalar("s1", DType::Int32, true);
+  p.add_output("x", DType::Float32, p.add(Op::Add, {y, one}));
+  p.add_output("z", DType::Float32, p.add(Op::Mul, {x, two}));
+  p.label = "x = y + 1; z = x * 2";
+  return p;
+}
+
 /// q = a / b, r = a % c (c: i32, promoted), m = -a % 7.
 inline ir::Program int64_divmod() {
   ir::Program p;

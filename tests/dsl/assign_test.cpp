@@ -24,13 +24,65 @@ TEST(Assign, SecondAssignmentOfTheSameTypeDoesNotBuildAgain) {
   auto x = Array<float>::arange({257});
   Array<float> out(x.shape());
   auto run = [&](float a) { out = a * x - 1.0f; };
-  run(1.0f);
+  run(0.5f);
   uint64_t builds = expression_stats().ir_builds;
+  // New scalar values: no new kernel. (None equals the 1.0f: equal scalars
+  // would make another variant, see EqualScalarsShareOneKernelScalar.)
   for (int k = 0; k < 5; ++k)
-    run(static_cast<float>(k)); // new scalar values: no new kernel
+    run(static_cast<float>(k) + 0.25f);
   EXPECT_EQ(expression_stats().ir_builds, builds);
   std::vector<float> h = out.to_host();
-  EXPECT_FLOAT_EQ(h[10], 4.0f * 10.0f - 1.0f);
+  EXPECT_FLOAT_EQ(h[10], 4.25f * 10.0f - 1.0f);
+}
+
+// `auto e = a * x;` used twice holds a twice, in two scalar slots: equal
+// values become one kernel scalar, so CSE computes a * x once. A new value
+// keeping the same equalities reuses the kernel; a changed pattern builds
+// one more variant, and only a few patterns ever are built.
+TEST(Assign, EqualScalarsShareOneKernelScalar) {
+  auto x = Array<float>::arange({300}).named("x");
+  Array<float> out(x.shape());
+  out.named("out");
+  auto expr = [&](float a, float b) {
+    auto e = a * x + b;
+    return e * e + sqrt(e);
+  };
+  auto run = [&](float a, float b) { out = expr(a, b); };
+  run(2.0f, 3.0f);
+  std::string merged = source_of(out, expr(2.0f, 3.0f));
+  EXPECT_EQ(merged.find("s2"), std::string::npos) << merged; // s0 and s1 only
+  EXPECT_EQ(merged.find("s3"), std::string::npos) << merged;
+  EXPECT_NE(merged.find("float s0, float s1"), std::string::npos) << merged;
+
+  uint64_t builds = expression_stats().ir_builds;
+  for (int k = 1; k < 6; ++k)
+    run(0.5f * k, 1.0f + k); // same pattern: slots 0, 2 and 4 equal, 1, 3 and 5 equal
+  EXPECT_EQ(expression_stats().ir_builds, builds);
+  std::vector<float> h = out.to_host();
+  auto reference = [](double e) { return e * e + std::sqrt(e); };
+  EXPECT_FLOAT_EQ(h[7], static_cast<float>(reference(2.5 * 7 + 6.0)));
+
+  // Another pattern (a == b everywhere): one more variant, then reused.
+  run(4.0f, 4.0f);
+  EXPECT_EQ(expression_stats().ir_builds, builds + 1);
+  run(5.0f, 5.0f);
+  EXPECT_EQ(expression_stats().ir_builds, builds + 1);
+  EXPECT_FLOAT_EQ(out.to_host()[3], static_cast<float>(reference(5.0 * 3 + 5.0)));
+
+  // Values that differ per slot are another pattern; correct either way.
+  out = (2.0f * x + 1.0f) * (3.0f * x + 1.0f) + sqrt(2.0f * x + 1.0f);
+  EXPECT_FLOAT_EQ(out.to_host()[2], static_cast<float>(5.0 * 7.0 + std::sqrt(5.0)));
+
+  // The number of patterns is bounded: after a few, slots are passed apart.
+  // Four slots, each 1, 2 or 3: 14 patterns with some equal values.
+  auto poly = [&](float a, float b, float c, float d) { out = a * x + b * x * x + c * x * x * x + d; };
+  poly(1.0f, 2.0f, 3.0f, 4.0f);
+  uint64_t before = expression_stats().ir_builds;
+  for (int k = 0; k < 81; ++k)
+    poly(1.0f + k % 3, 1.0f + k / 3 % 3, 1.0f + k / 9 % 3, 1.0f + k / 27 % 3);
+  EXPECT_EQ(expression_stats().ir_builds - before, detail::KernelVariants::kMaxScalarPatterns);
+  poly(3.0f, 2.0f, 2.0f, 1.0f);
+  EXPECT_FLOAT_EQ(out.to_host()[2], 3.0f * 2 + 2.0f * 4 + 2.0f * 8 + 1.0f);
 }
 
 TEST(Assign, OtherArraysOfTheSameTypeReuseTheKernel) {
@@ -118,6 +170,31 @@ TEST(Assign, MultipleOutputsReadTheOldValues) {
     ASSERT_EQ(hx[i], i + 1.0f);
     ASSERT_EQ(hy[i], i * 2.0f);
   }
+}
+
+// The second output reads the array the first one writes: z = 2 * old x.
+// The kernel loads every input before its first store and, its pointers
+// aliasing, marks none __restrict__.
+TEST(Assign, OutputAliasingAnInputReadsTheOldValue) {
+  for (int64_t n : {1, 7, 1029}) {
+    auto x = Array<float>::arange({n}).named("x");
+    auto y = Array<float>::full({n}, 10.0f).named("y");
+    Array<float> z(x.shape());
+    z.named("z");
+    assign(x, y + 1.0f, z, x * 2.0f);
+    std::vector<float> hx = x.to_host(), hz = z.to_host();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(hx[i], 11.0f) << i;
+      ASSERT_EQ(hz[i], 2.0f * static_cast<float>(i)) << i;
+    }
+    std::string source = inspect(x, y + 1.0f, z, x * 2.0f).source;
+    EXPECT_EQ(source.find("__restrict__"), std::string::npos) << source;
+    EXPECT_NE(source.find("const float x_in_v = x_in[i];"), std::string::npos) << source;
+  }
+  // Without aliasing the pointers stay __restrict__.
+  auto a = Array<float>::arange({8}), b = Array<float>::arange({8});
+  Array<float> c(8), d(8);
+  EXPECT_NE(inspect(c, a + 1.0f, d, b * 2.0f).source.find("__restrict__"), std::string::npos);
 }
 
 TEST(Assign, EvalAndExpressionConstructor) {

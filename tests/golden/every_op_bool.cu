@@ -67,9 +67,13 @@ ew_3f115399(const unsigned char* __restrict__ a,  // bool
             double* __restrict__ to_f64,
             unsigned n) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const bool t0 = (a[i] != 0);
-    const bool t1 = (b[i] != 0);
-    const bool t2 = (c[i] != 0);
+    const unsigned char a_v = a[i];
+    const unsigned char b_v = b[i];
+    const unsigned char c_v = c[i];
+    const unsigned char m_v = m[i];
+    const bool t0 = (a_v != 0);
+    const bool t1 = (b_v != 0);
+    const bool t2 = (c_v != 0);
     const float t3 = (float)t0;
     const float t4 = sqrtf(t3);
     const float t5 = rsqrtf(t3);
@@ -116,7 +120,7 @@ ew_3f115399(const unsigned char* __restrict__ a,  // bool
     r_pow[i] = t19;
     r_fma[i] = (bool)(t0 * t1 + t2);
     r_clamp[i] = t20;
-    r_where[i] = (m[i] != 0) ? t0 : t1;
+    r_where[i] = (m_v != 0) ? t0 : t1;
     r_lt[i] = t0 < t1;
     r_le[i] = t0 <= t1;
     r_gt[i] = t0 > t1;

@@ -88,9 +88,13 @@ ew_b7de3139(const unsigned short* __restrict__ a,  // f16
             double* __restrict__ to_f64,
             unsigned n) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float t0 = gk_f16_to_f32(a[i]);
-    const float t1 = gk_f16_to_f32(b[i]);
-    const float t2 = gk_f16_to_f32(c[i]);
+    const unsigned short a_v = a[i];
+    const unsigned short b_v = b[i];
+    const unsigned short c_v = c[i];
+    const unsigned char m_v = m[i];
+    const float t0 = gk_f16_to_f32(a_v);
+    const float t1 = gk_f16_to_f32(b_v);
+    const float t2 = gk_f16_to_f32(c_v);
     const float t3 = fabsf(t0);
     const float t4 = floorf(t0);
     const float t5 = ceilf(t0);
@@ -147,7 +151,7 @@ ew_b7de3139(const unsigned short* __restrict__ a,  // f16
     r_pow[i] = gk_f32_to_f16(t23);
     r_fma[i] = gk_f32_to_f16(t24);
     r_clamp[i] = gk_f32_to_f16(t25);
-    r_where[i] = gk_f32_to_f16((m[i] != 0) ? t0 : t1);
+    r_where[i] = gk_f32_to_f16((m_v != 0) ? t0 : t1);
     r_lt[i] = t0 < t1;
     r_le[i] = t0 <= t1;
     r_gt[i] = t0 > t1;

@@ -53,9 +53,13 @@ ew_710d9233(const float* __restrict__ x,
   }
   // The last n % 4 elements.
   for (unsigned i = n_packs * 4 + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float t0 = fmaf(x[i], y[i], z[i]);
-    const float t1 = fminf(fmaxf(x[i], 0.0f), 1.0f);
-    const int t2 = min(max(gk_in3[i], -5), 5);
+    const float x_v = x[i];
+    const float y_v = y[i];
+    const float z_v = z[i];
+    const int gk_in3_v = gk_in3[i];
+    const float t0 = fmaf(x_v, y_v, z_v);
+    const float t1 = fminf(fmaxf(x_v, 0.0f), 1.0f);
+    const int t2 = min(max(gk_in3_v, -5), 5);
     f[i] = t0;
     c[i] = t1;
     gk_out2[i] = t2;

@@ -16,9 +16,12 @@ ew_ac2fb4c7(const long long* __restrict__ a, const long long* __restrict__ b,
             long long* __restrict__ q, long long* __restrict__ r, long long* __restrict__ m,
             unsigned n) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const long long t0 = gk_div_i64(a[i], b[i]);
-    const long long t1 = gk_mod_i64(a[i], (long long)c[i]);
-    const long long t2 = gk_mod_i64(-a[i], 7LL);
+    const long long a_v = a[i];
+    const long long b_v = b[i];
+    const int c_v = c[i];
+    const long long t0 = gk_div_i64(a_v, b_v);
+    const long long t1 = gk_mod_i64(a_v, (long long)c_v);
+    const long long t2 = gk_mod_i64(-a_v, 7LL);
     q[i] = t0;
     r[i] = t1;
     m[i] = t2;

@@ -53,10 +53,12 @@ ew_e6e2bc73(const unsigned short* __restrict__ h,  // f16
   }
   // The last n % 4 elements.
   for (unsigned i = n_packs * 4 + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const float t0 = gk_f16_to_f32(h[i]);
+    const unsigned short h_v = h[i];
+    const float x_v = x[i];
+    const float t0 = gk_f16_to_f32(h_v);
     const float t1 = gk_f16_to_f32(gk_f32_to_f16(t0 * 3.0f));
     const float t2 = expf(t0);
-    out[i] = gk_f32_to_f16(t0 * s0 + x[i]);
+    out[i] = gk_f32_to_f16(t0 * s0 + x_v);
     r[i] = gk_f32_to_f16(t1 + 1.0f);
     e[i] = gk_f32_to_bf16(t2);
   }

@@ -28,8 +28,11 @@ ew_6b1365e5(const float* __restrict__ x,
   }
   // The last n % 4 elements.
   for (unsigned i = n_packs * 4 + blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const bool t0 = x[i] < y[i];
-    hit[i] = t0 && (mask[i] != 0);
-    pick[i] = t0 ? x[i] : y[i] * 2.0f;
+    const float x_v = x[i];
+    const float y_v = y[i];
+    const unsigned char mask_v = mask[i];
+    const bool t0 = x_v < y_v;
+    hit[i] = t0 && (mask_v != 0);
+    pick[i] = t0 ? x_v : y_v * 2.0f;
   }
 }

@@ -50,5 +50,18 @@ TEST(DslParity, MoreExpressions) {
             without_label(source_of(out, -pow(x, 2) + sqrt(abs(x)))));
 }
 
+// Equal floating literals (and C++ scalars) share one kernel scalar, so the
+// repeated subexpression is computed once, the same way in both front ends.
+TEST(DslParity, EqualLiteralsShareOneScalar) {
+  auto x = Array<float>::random({64}, 1).named("x");
+  Array<float> out(x.shape());
+  out.named("out");
+  std::string cpp = source_of(out, (x * 0.5 + 1.5) * (x * 0.5 + 1.5) + 2);
+  std::string text = text_source("x: f32[N]\nout: f32[N]\nout = (x * 0.5 + 1.5) * (x * 0.5 + 1.5) + 2");
+  EXPECT_EQ(without_label(text), without_label(cpp));
+  EXPECT_NE(text.find("float s0, float s1, float s4"), std::string::npos) << text;
+  EXPECT_EQ(text.find("s2"), std::string::npos) << text;
+}
+
 } // namespace
 } // namespace gpukit::text
