@@ -68,6 +68,7 @@ struct Plan {
   std::vector<ir::Constant> Scalars; ///< converted to their parameters' types
   llvm::ArrayRef<const void*> Inputs;
   llvm::ArrayRef<void*> Outputs;
+  const StridedArgs* Strided = nullptr;
 };
 
 /// One thread's chunk buffers: a compute-typed array of ChunkSize values per
@@ -94,6 +95,12 @@ public:
 
   template <typename T> T* buffer(NodeId id) { return reinterpret_cast<T*>(Arena.get() + Offset[id]); }
 
+  /// Operand `k`'s (inputs, then outputs) element e of the chunk, in
+  /// elements from its pointer.
+  int64_t element(size_t k, size_t e) const {
+    return Shared.Strided ? Offsets[k * ChunkSize + e] : static_cast<int64_t>(ChunkBegin + e);
+  }
+
   /// Evaluates elements [begin, begin + count), count <= ChunkSize.
   void run(size_t begin, size_t count);
 
@@ -101,24 +108,62 @@ private:
   void node(NodeId id, size_t begin, size_t count);
   void call(NodeId id, size_t count);
 
+  /// The strided offsets of the chunk's elements (per operand).
+  void strided_offsets(size_t begin, size_t count);
+
   const Plan& Shared;
   std::vector<size_t> Offset;
   std::unique_ptr<std::byte[]> Arena;
+  size_t ChunkBegin = 0;
+  std::vector<int64_t> Offsets;
 };
+
+// One division per axis per chunk; then the indices count up like an odometer.
+void Workspace::strided_offsets(size_t begin, size_t count) {
+  const StridedArgs& s = *Shared.Strided;
+  size_t operands = s.inputs.size() + s.outputs.size();
+  Offsets.resize(operands * ChunkSize);
+  AxisStrides index{};
+  uint64_t rest = begin;
+  for (unsigned a = s.rank; a-- > 1;) {
+    index[a] = static_cast<int64_t>(rest % static_cast<uint64_t>(s.extents[a]));
+    rest /= static_cast<uint64_t>(s.extents[a]);
+  }
+  index[0] = static_cast<int64_t>(rest);
+  for (size_t e = 0; e < count; ++e) {
+    for (size_t k = 0; k < operands; ++k) {
+      const AxisStrides& st = k < s.inputs.size() ? s.inputs[k] : s.outputs[k - s.inputs.size()];
+      int64_t off = 0;
+      for (unsigned a = 0; a < s.rank; ++a)
+        off += index[a] * st[a];
+      Offsets[k * ChunkSize + e] = off;
+    }
+    for (unsigned a = s.rank; a-- > 0;) {
+      if (++index[a] < s.extents[a] || a == 0)
+        break;
+      index[a] = 0;
+    }
+  }
+}
 
 void Workspace::run(size_t begin, size_t count) {
   const ir::Program& p = Shared.P;
+  ChunkBegin = begin;
+  if (Shared.Strided)
+    strided_offsets(begin, count);
   for (size_t id = 0; id < p.nodes().size(); ++id)
     if (Shared.Live[id])
       node(static_cast<NodeId>(id), begin, count);
   for (size_t k = 0; k < p.outputs().size(); ++k) {
     const ir::Output& o = p.outputs()[k];
-    auto* dst = static_cast<std::byte*>(Shared.Outputs[k]) + begin * size_of(o.type);
+    auto* dst = static_cast<std::byte*>(Shared.Outputs[k]);
+    const int64_t size = size_of(o.type);
+    const size_t operand = p.inputs().size() + k;
     sem::with_compute_type(o.type, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* v = buffer<T>(o.value);
       for (size_t e = 0; e < count; ++e)
-        store_storage<T>(o.type, v[e], dst + e * size_of(o.type));
+        store_storage<T>(o.type, v[e], dst + element(operand, e) * size);
     });
   }
 }
@@ -131,12 +176,13 @@ void Workspace::node(NodeId id, size_t begin, size_t count) {
   case Op::Const: return; // filled when the workspace was made
   case Op::Input: {
     DType t = p.inputs()[n.index].type;
-    const auto* src = static_cast<const std::byte*>(Shared.Inputs[n.index]) + begin * size_of(t);
+    const auto* src = static_cast<const std::byte*>(Shared.Inputs[n.index]);
+    const int64_t size = size_of(t);
     return sem::with_compute_type(t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = buffer<T>(id);
       for (size_t e = 0; e < count; ++e)
-        out[e] = load_storage<T>(t, src + e * size_of(t));
+        out[e] = load_storage<T>(t, src + element(n.index, e) * size);
     });
   }
   case Op::Cast: {
@@ -251,7 +297,7 @@ void Workspace::call(NodeId id, size_t count) {
 } // namespace
 
 void evaluate(const ir::Program& p, llvm::ArrayRef<const void*> inputs, llvm::ArrayRef<void*> outputs,
-              llvm::ArrayRef<ir::Constant> scalars, size_t n) {
+              llvm::ArrayRef<ir::Constant> scalars, size_t n, const StridedArgs* strided) {
   auto count_error = [](std::string_view what, size_t want, size_t given) {
     return Error(ErrorKind::Usage,
                  fmt::format("the program takes {} {}, but {} were given", want, what, given));
@@ -264,7 +310,14 @@ void evaluate(const ir::Program& p, llvm::ArrayRef<const void*> inputs, llvm::Ar
     throw count_error("scalars", p.scalars().size(), scalars.size());
   ir::verify_types(p);
 
-  Plan plan{p, ir::live_nodes(p), {}, inputs, outputs};
+  Plan plan{p, ir::live_nodes(p), {}, inputs, outputs, strided};
+  if (strided && (strided->inputs.size() != inputs.size() || strided->outputs.size() != outputs.size() ||
+                  strided->rank == 0 || strided->rank > kMaxStridedRank))
+    throw Error(ErrorKind::Usage,
+                fmt::format("strided arguments of rank {} for {} inputs and {} outputs do not fit a "
+                            "program with {} inputs and {} outputs",
+                            strided->rank, strided->inputs.size(), strided->outputs.size(),
+                            inputs.size(), outputs.size()));
   for (size_t id = 0; id < p.nodes().size(); ++id) {
     const Node& node = p.nodes()[id];
     if (plan.Live[id] && node.op == Op::Call && !p.functions()[node.index].host)

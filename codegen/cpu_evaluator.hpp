@@ -14,10 +14,13 @@
 // elements, node by node; n >= 2^20 elements are split over a few threads.
 // An output may be the same array as an input (in place), not a shifted one.
 // Device functions' host implementations may be called from several threads
-// at once, so they must not keep state.
+// at once, so they must not keep state. With `strided` (strided_layout.hpp),
+// element e of the row-major iteration space is at the operands' strided
+// offsets instead (pointers at element 0): views and broadcast operands.
 #pragma once
 
 #include "codegen/ir.hpp"
+#include "codegen/strided_layout.hpp"
 
 #include <llvm/ADT/ArrayRef.h>
 
@@ -30,6 +33,7 @@ namespace gpukit::codegen {
 /// when a device function it calls has no host implementation, and
 /// Error{Internal} for an untyped program.
 void evaluate(const ir::Program& optimized, llvm::ArrayRef<const void*> inputs,
-              llvm::ArrayRef<void*> outputs, llvm::ArrayRef<ir::Constant> scalars, size_t n);
+              llvm::ArrayRef<void*> outputs, llvm::ArrayRef<ir::Constant> scalars, size_t n,
+              const StridedArgs* strided = nullptr);
 
 } // namespace gpukit::codegen

@@ -1,18 +1,22 @@
-// ArrayBase: what every Array<T> is, whatever its T: a shape, an element
-// type, a name and a (shared) buffer. The DSL's non-template machinery
+// ArrayBase: what every Array<T> is, whatever its T: a shape, strides and
+// an offset (in elements) into a (shared) buffer, an element type and a name. The DSL's non-template machinery
 // (shape checks, aliasing, launches) works on ArrayBase, so it is compiled
 // once, not once per element type.
 //
 //   const detail::ArrayBase& a = x;        // any Array<T>
 //   a.shape(); a.dtype(); a.address();
 //
-// Users reach these members through Array<T>.
+// Users reach these members through Array<T>. A new array is dense and
+// row-major; views (Array::slice, transpose, broadcast_to, ...) share the
+// buffer with other strides and offset. Strides may be 0 (a broadcast axis)
+// or negative (a reversed slice).
 #pragma once
 
 #include "codegen/dtype.hpp"
 #include "dsl/buffer.hpp"
 #include "dsl/shape.hpp"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +25,12 @@ namespace gpukit::detail {
 
 /// Selects the constructor that shares another array's buffer.
 struct ShareTag {};
+
+/// Per-axis distances between neighbouring elements, in elements.
+using Strides = std::array<int64_t, Shape::kMaxRank>;
+
+/// The strides of a dense row-major array of `shape`.
+Strides row_major_strides(const Shape& shape);
 
 class ArrayBase {
 public:
@@ -38,6 +48,19 @@ public:
   }
   /// The address of element 0 (0 for an empty or moved-from array).
   uint64_t address() const { return Address; }
+  /// Distance between neighbouring elements along each axis, in elements
+  /// (the first rank() values are meaningful).
+  const Strides& strides() const { return Steps; }
+  /// Where element 0 is, in elements from the start of the buffer.
+  int64_t offset() const { return Offset; }
+  /// True when the elements are dense and row-major from element 0 (axes
+  /// of extent 1 may have any stride); empty arrays are contiguous.
+  bool is_contiguous() const;
+  /// True when both are the same view: one address, shape and strides.
+  bool same_view_as(const ArrayBase& other) const;
+  /// True when both views may touch a common element: same buffer and
+  /// intersecting [lowest, highest] element ranges (conservative).
+  bool may_overlap(const ArrayBase& other) const;
   /// True when both arrays use one buffer (see Array::share()).
   bool shares_buffer_with(const ArrayBase& other) const {
     return Storage && Storage == other.Storage;
@@ -54,9 +77,15 @@ protected:
 
   /// Another array on the same buffer.
   ArrayBase(const ArrayBase& other, ShareTag);
+  /// A view of `other`'s buffer: `shape`, `strides` and `offset` (elements
+  /// from the buffer's start) are the caller's, and must stay inside it.
+  ArrayBase(const ArrayBase& other, ShareTag, const Shape& shape, const Strides& strides,
+            int64_t offset);
   /// Throws Error{Usage} unless `name` is a C identifier.
   void set_name(std::string_view name);
 
+  /// Byte copies from element 0; the array must be contiguous (Array<T>
+  /// gathers a strided view through a copy first).
   void copy_from_host(const void* src, size_t bytes);
   void copy_to_host(void* dst, size_t bytes) const;
 
@@ -64,6 +93,8 @@ private:
   std::shared_ptr<Buffer> Storage;
   uint64_t Address = 0;
   Shape Extents;
+  Strides Steps{};
+  int64_t Offset = 0;
   DType Type;
   std::string Name;
 };

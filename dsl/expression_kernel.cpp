@@ -2,15 +2,18 @@
 
 #include "codegen/cpu_evaluator.hpp"
 #include "codegen/cuda_emitter.hpp"
+#include "codegen/cuda_strided_emitter.hpp"
 #include "codegen/ir_printer.hpp"
 #include "codegen/kernel_abi.hpp"
 #include "codegen/passes/pipeline.hpp"
 #include "codegen/passes/type_infer.hpp"
 #include "dsl/array_base.hpp"
+#include "dsl/broadcast.hpp"
 #include "dsl/kernel_dump.hpp"
 #include "dsl/tuned_launch.hpp"
 #include "dsl/operand_layout.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/scheduler/scheduling.hpp"
 #include "support/error.hpp"
 
 #include <fmt/format.h>
@@ -63,6 +66,8 @@ struct CompiledExpression {
   llvm::SmallVector<uint8_t, 8> scalar_leaf;
   llvm::SmallVector<DType, 8> scalar_types;
   bool index64 = false;
+  /// Not flat: views or broadcast operands (codegen/strided_layout.hpp).
+  codegen::StridedLayout strided;
 };
 
 namespace {
@@ -82,14 +87,50 @@ namespace {
                                             expected.to_string(), culprit));
 }
 
+/// Writing through views: a broadcast view's elements repeat, and an
+/// operand that is another view of an output's memory could be read after
+/// the kernel overwrote it.
+void check_views(const AssignmentType& type, const AssignmentCall& call) {
+  for (size_t o = 0; o < call.outputs.size(); ++o) {
+    const ArrayBase& out = *call.outputs[o];
+    if (out.size() == 0)
+      continue;
+    for (unsigned a = 0; a < out.shape().rank(); ++a) {
+      if (out.strides()[a] != 0 || out.shape()[a] < 2)
+        continue;
+      OperandLayout layout = make_layout(call);
+      throw Error(ErrorKind::Usage,
+                  fmt::format("cannot assign to {} in {}: it is a broadcast view (shape {}, axis {} "
+                              "repeats one element with stride 0), so its elements are not "
+                              "distinct; assign to the array it was made from",
+                              layout.output_names[o], describe(type, call),
+                              out.shape().to_string(), a));
+    }
+    for (size_t k = 0; k < call.leaves.size(); ++k) {
+      const ArrayBase& leaf = *call.leaves[k];
+      if (!leaf.may_overlap(out) || leaf.same_view_as(out))
+        continue;
+      OperandLayout layout = make_layout(call);
+      throw Error(ErrorKind::Usage,
+                  fmt::format("operand {} of {} is another view of the memory output {} writes "
+                              "(overlapping elements, other strides or offset), so the kernel could "
+                              "read elements it has already overwritten; copy the operand first: "
+                              "{}.copy()",
+                              layout.leaf_names[k], describe(type, call), layout.output_names[o],
+                              layout.leaf_names[k]));
+    }
+  }
+}
+
 void check_operands(const AssignmentType& type, const AssignmentCall& call) {
   const Shape& shape = call.outputs[0]->shape();
   for (size_t o = 1; o < call.outputs.size(); ++o)
     if (!(call.outputs[o]->shape() == shape))
       throw_shape_mismatch(type, call, o, std::nullopt);
   for (size_t k = 0; k < call.leaves.size(); ++k)
-    if (!(call.leaves[k]->shape() == shape))
+    if (!(call.leaves[k]->shape() == shape) && !broadcasts_to(call.leaves[k]->shape(), shape))
       throw_shape_mismatch(type, call, 0, k);
+  check_views(type, call);
   for (size_t o = 1; o < call.outputs.size(); ++o) {
     for (size_t p = 0; p < o; ++p) {
       if (call.outputs[o]->address() == 0 || call.outputs[o]->address() != call.outputs[p]->address())
@@ -111,30 +152,73 @@ bool vectorization_enabled() {
   return enabled;
 }
 
-VariantKey variant_key(const AssignmentCall& call, bool on_gpu, size_t n) {
-  VariantKey key;
-  llvm::SmallVector<uint64_t, 12> addresses;
-  for (const ArrayBase* o : call.outputs)
-    addresses.push_back(o->address());
-  for (const ArrayBase* l : call.leaves)
-    addresses.push_back(l->address());
-  bool aligned = true;
-  for (size_t s = 0; s < addresses.size(); ++s) {
+/// Per scalar slot, the first slot it shares a kernel scalar with; left
+/// empty when none is shared (or there are too many slots to number).
+/// O(s^2) compares of a few dozen slots at most, on the stack.
+void scalar_equality(llvm::ArrayRef<ir::Constant> scalars, llvm::SmallVectorImpl<uint8_t>& same) {
+  if (scalars.size() < 2 || scalars.size() > 255)
+    return;
+  bool shared = false;
+  for (size_t s = 0; s < scalars.size(); ++s) {
     size_t first = s;
     for (size_t j = 0; j < s; ++j) {
-      if (addresses[j] == addresses[s]) {
+      if (same[j] == j && shares_scalar_slot(scalars[j], scalars[s])) {
+        first = j;
+        shared = true;
+        break;
+      }
+    }
+    same.push_back(static_cast<uint8_t>(first));
+  }
+  if (!shared)
+    same.clear();
+}
+
+/// Whether any offset of the strided iteration reaches 2^31.
+bool strided_index64(const IterationSpace& space) {
+  codegen::StridedArgs args;
+  args.rank = space.rank;
+  args.extents = space.extents;
+  args.inputs.assign(space.strides.begin(), space.strides.end());
+  return codegen::strided_needs_index64(args);
+}
+
+VariantKey variant_key(const AssignmentCall& call, bool on_gpu, size_t n, bool merge_scalars,
+                       const IterationSpace& space) {
+  VariantKey key;
+  if (merge_scalars)
+    scalar_equality(call.scalars, key.scalar_same);
+  llvm::SmallVector<const ArrayBase*, 12> slots(call.outputs.begin(), call.outputs.end());
+  slots.append(call.leaves.begin(), call.leaves.end());
+  bool aligned = true;
+  for (size_t s = 0; s < slots.size(); ++s) {
+    // Slots alias when they are one view (one address, shape and strides):
+    // two views of one buffer are two kernel parameters.
+    size_t first = s;
+    for (size_t j = 0; j < s; ++j) {
+      if (slots[j]->address() == slots[s]->address() && slots[j]->same_view_as(*slots[s])) {
         first = j;
         break;
       }
     }
     key.alias.push_back(static_cast<uint8_t>(first));
-    aligned = aligned && addresses[s] % 16 == 0;
+    aligned = aligned && slots[s]->address() % 16 == 0;
+  }
+  if (!space.flat) {
+    // The layout class: rank, and 2 bits of AxisAccess per axis per slot.
+    key.layout_rank = static_cast<uint8_t>(space.rank);
+    for (const codegen::AxisStrides& st : space.strides) {
+      uint8_t code = 0;
+      for (unsigned a = 0; a < space.rank; ++a)
+        code |= static_cast<uint8_t>(codegen::access_of(st[a])) << (2 * a);
+      key.layout.push_back(code);
+    }
   }
   if (on_gpu)
     key.flags |= VariantKey::kOnGpu;
-  if (codegen::needs_index64(n))
+  if (codegen::needs_index64(n) || (!space.flat && strided_index64(space)))
     key.flags |= VariantKey::kIndex64;
-  if (aligned && vectorization_enabled())
+  if (space.flat && aligned && vectorization_enabled())
     key.flags |= VariantKey::kVectorize;
   key.size_bucket = variant_size_bucket(n);
   return key;
@@ -170,6 +254,35 @@ void check_front_end_types(const ir::Program& program,
   }
 }
 
+/// Whether an array leaf shares a buffer with an output (`x = x + 1`,
+/// `assign(x, y + 1, z, x * 2)`): the kernel's pointers must then not be
+/// __restrict__.
+bool output_aliases_input(const VariantKey& key, size_t num_outputs) {
+  for (size_t s = num_outputs; s < key.alias.size(); ++s)
+    if (key.alias[s] < num_outputs)
+      return true;
+  return false;
+}
+
+/// The StridedLayout of a key's layout class: per program input (the leaf
+/// it reads) and per output.
+codegen::StridedLayout strided_layout(const VariantKey& key, llvm::ArrayRef<uint8_t> input_leaf,
+                                      size_t num_outputs) {
+  codegen::StridedLayout layout;
+  layout.rank = key.layout_rank;
+  auto decode = [&](size_t slot) {
+    codegen::AxisAccesses access{};
+    for (unsigned a = 0; a < layout.rank; ++a)
+      access[a] = static_cast<codegen::AxisAccess>((key.layout[slot] >> (2 * a)) & 3);
+    return access;
+  };
+  for (uint8_t leaf : input_leaf)
+    layout.inputs.push_back(decode(num_outputs + leaf));
+  for (size_t o = 0; o < num_outputs; ++o)
+    layout.outputs.push_back(decode(o));
+  return layout;
+}
+
 std::unique_ptr<CompiledExpression> build_variant(const AssignmentType& type,
                                                   const VariantKey& key,
                                                   const AssignmentCall& call) {
@@ -177,7 +290,7 @@ std::unique_ptr<CompiledExpression> build_variant(const AssignmentType& type,
   OperandLayout layout = make_layout(call);
   ir::Program program;
   program.label = make_label(type, call, layout);
-  IrBuilder builder(program, layout);
+  IrBuilder builder(program, layout, key.scalar_same);
   type.build(builder);
   check_front_end_types(program, builder.expectations());
 
@@ -188,8 +301,7 @@ std::unique_ptr<CompiledExpression> build_variant(const AssignmentType& type,
   compiled->launch = tuned_launch(compiled->program, call.outputs[0]->size(),
                                   key.flags & VariantKey::kVectorize);
   compiled->options = compiled->launch.emit_options(compiled->index64);
-  compiled->cuda = codegen::emit_cuda(compiled->program, compiled->options);
-  dump_kernel(compiled->cuda.name, compiled->cuda.source);
+  compiled->options.restrict_pointers = !output_aliases_input(key, call.outputs.size());
 
   // Parameters are matched by name: optimisation may drop an unused one.
   for (const ir::Operand& input : compiled->program.inputs()) {
@@ -200,6 +312,14 @@ std::unique_ptr<CompiledExpression> build_variant(const AssignmentType& type,
                               compiled->label, input.name));
     compiled->input_leaf.push_back(layout.input_leaf[it - layout.input_names.begin()]);
   }
+  if (key.layout_rank == 0) {
+    compiled->cuda = codegen::emit_cuda(compiled->program, compiled->options);
+  } else {
+    compiled->strided = strided_layout(key, compiled->input_leaf, call.outputs.size());
+    compiled->cuda =
+        codegen::emit_strided_cuda(compiled->program, compiled->options, compiled->strided);
+  }
+  dump_kernel(compiled->cuda.name, compiled->cuda.source);
   for (const ir::ScalarParam& scalar : compiled->program.scalars()) {
     unsigned index = 0;
     if (llvm::StringRef(scalar.name).drop_front().getAsInteger(10, index) ||
@@ -249,8 +369,24 @@ bool fits(int64_t v, DType t) {
                           to == DType::UInt8 ? "int32_t" : "int64_t"));
 }
 
+/// The strides of `compiled`'s parameters (program inputs, then outputs) in `space`.
+void strided_args(const CompiledExpression& compiled, const IterationSpace& space,
+                  size_t num_outputs, codegen::StridedArgs& args) {
+  args.rank = space.rank;
+  args.extents = space.extents;
+  for (uint8_t leaf : compiled.input_leaf)
+    args.inputs.push_back(space.strides[num_outputs + leaf]);
+  for (size_t o = 0; o < num_outputs; ++o)
+    args.outputs.push_back(space.strides[o]);
+}
+
+/// Element 0 of an array on the CPU fallback (a view's is inside its buffer).
+void* host_element0(const ArrayBase& a) {
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(a.address()));
+}
+
 void run(const AssignmentType& type, const CompiledExpression& compiled,
-         const AssignmentCall& call, size_t n) {
+         const AssignmentCall& call, size_t n, const IterationSpace& space) {
   // Each scalar goes to the kernel as its parameter's type (converted by
   // the back end with the Cast semantics); integers must fit it.
   llvm::SmallVector<ir::Constant, 8> scalars;
@@ -264,11 +400,20 @@ void run(const AssignmentType& type, const CompiledExpression& compiled,
   if (!compiled.kernel) {
     llvm::SmallVector<const void*, 8> inputs;
     for (uint8_t leaf : compiled.input_leaf)
-      inputs.push_back(call.leaves[leaf]->allocation().host_ptr());
+      inputs.push_back(host_element0(*call.leaves[leaf]));
     llvm::SmallVector<void*, 4> outputs;
     for (ArrayBase* o : call.outputs)
-      outputs.push_back(o->allocation().host_ptr());
-    codegen::evaluate(compiled.program, inputs, outputs, scalars, n);
+      outputs.push_back(host_element0(*o));
+    std::optional<codegen::StridedArgs> strided;
+    if (!compiled.strided.flat())
+      strided_args(compiled, space, call.outputs.size(), strided.emplace());
+    // Through the dispatch controller, as GPU launches are: ordered after the
+    // task's work and accounted to it.
+    rt::Runtime::get().scheduling().dispatch().launch_host(
+        rt::sched::current_task(), [&] {
+          codegen::evaluate(compiled.program, inputs, outputs, scalars, n,
+                            strided ? &*strided : nullptr);
+        });
     ++counters().cpu_runs;
     return;
   }
@@ -287,6 +432,22 @@ void run(const AssignmentType& type, const CompiledExpression& compiled,
   }
   // n is `unsigned` (n < 2^31 here) or `unsigned long long` (index64).
   slots.push_back(static_cast<uint64_t>(n));
+  if (!compiled.strided.flat()) {
+    // codegen/strided_layout.hpp's ABI: extents of axes 1.., then every
+    // Strided axis's stride, inputs then outputs. `int` parameters read the
+    // low 4 bytes of a slot, which hold the value (little-endian).
+    for (unsigned a = 1; a < space.rank; ++a)
+      slots.push_back(static_cast<uint64_t>(space.extents[a]));
+    auto strides = [&](const codegen::AxisStrides& st, const codegen::AxisAccesses& access) {
+      for (unsigned a = 0; a < space.rank; ++a)
+        if (access[a] == codegen::AxisAccess::Strided)
+          slots.push_back(static_cast<uint64_t>(st[a]));
+    };
+    for (size_t k = 0; k < compiled.input_leaf.size(); ++k)
+      strides(space.strides[call.outputs.size() + compiled.input_leaf[k]], compiled.strided.inputs[k]);
+    for (size_t o = 0; o < call.outputs.size(); ++o)
+      strides(space.strides[o], compiled.strided.outputs[o]);
+  }
   llvm::SmallVector<void*, 16> args;
   for (uint64_t& slot : slots)
     args.push_back(&slot);
@@ -309,6 +470,8 @@ const CompiledExpression& KernelVariants::get(const VariantKey& key, const Assig
     if (k == key)
       return *compiled;
   Variants.emplace_back(key, build_variant(Type, key, call));
+  if (!key.scalar_same.empty())
+    ScalarPatterns.fetch_add(1, std::memory_order_relaxed);
   return *Variants.back().second;
 }
 
@@ -319,14 +482,19 @@ void execute(KernelVariants& variants, const AssignmentCall& call) {
   if (n == 0)
     return;
   rt::Runtime& runtime = rt::Runtime::get();
-  VariantKey key = variant_key(call, runtime.on_gpu(), n);
-  run(type, variants.get(key, call), call, n);
+  IterationSpace space;
+  plan_iteration(call.outputs, call.leaves, space);
+  VariantKey key = variant_key(call, runtime.on_gpu(), n, variants.merges_scalars(), space);
+  run(type, variants.get(key, call), call, n, space);
 }
 
 KernelInfo inspect(KernelVariants& variants, const AssignmentCall& call) {
   check_operands(variants.type(), call);
   size_t n = static_cast<size_t>(call.outputs[0]->size());
-  VariantKey key = variant_key(call, rt::Runtime::get().on_gpu(), n);
+  IterationSpace space;
+  plan_iteration(call.outputs, call.leaves, space);
+  VariantKey key =
+      variant_key(call, rt::Runtime::get().on_gpu(), n, variants.merges_scalars(), space);
   const CompiledExpression& compiled = variants.get(key, call);
   return {compiled.cuda.name, compiled.label, ir::print(compiled.program),
           compiled.cuda.source, compiled.cuda.pack_width};

@@ -7,7 +7,7 @@
 //   execute(v, {outputs, leaves, scalars, &where});          // the hot path
 //
 // Hot path: check shapes, compute the variant key (backend, 64-bit indexing,
-// which operands share a buffer, vectorisation), find the variant in a small
+// which operands share a buffer, vectorisation, which scalars are equal), find the variant in a small
 // vector, pack the kernel arguments on the stack and launch. The IR is built,
 // optimised and emitted only the first time a variant is met. Users see this
 // file only through inspect() and expression_stats().
@@ -20,6 +20,7 @@
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -75,8 +76,18 @@ struct CompiledExpression;
 struct VariantKey {
   uint8_t flags = 0; ///< kOnGpu | kIndex64 | kVectorize
   uint8_t size_bucket = 0; ///< variant_size_bucket(n): tuned answers are per size bucket
-  /// Per operand slot (outputs, then array leaves): the first slot on the same buffer.
+  /// Per operand slot (outputs, then array leaves): the first slot that is the same view.
   llvm::SmallVector<uint8_t, 12> alias;
+  /// Per scalar slot: the first slot holding an equal value (shares_scalar_slot)
+  /// that the variant passes as the same kernel scalar, so CSE can merge what
+  /// is computed from them; empty when every slot is its own scalar.
+  llvm::SmallVector<uint8_t, 16> scalar_same;
+  /// The layout class of views and broadcast operands: 0 when every
+  /// operand is dense and of the output's shape (the flat kernel), else the
+  /// iteration rank, with `layout` per slot holding 2 bits of
+  /// codegen::AxisAccess per axis. Strides are kernel arguments, not part of the key.
+  uint8_t layout_rank = 0;
+  llvm::SmallVector<uint8_t, 12> layout;
 
   static constexpr uint8_t kOnGpu = 1, kIndex64 = 2, kVectorize = 4;
   bool operator==(const VariantKey&) const = default;
@@ -93,11 +104,20 @@ public:
   const AssignmentType& type() const { return Type; }
   /// The variant for `key`, building it from `call` the first time.
   const CompiledExpression& get(const VariantKey& key, const AssignmentCall& call);
+  /// Whether keys may still carry a scalar equality pattern: each new
+  /// pattern builds a variant, so after kMaxScalarPatterns of them every
+  /// further call passes each scalar on its own (the patterns already built
+  /// keep being used when their key comes again).
+  bool merges_scalars() const {
+    return ScalarPatterns.load(std::memory_order_relaxed) < kMaxScalarPatterns;
+  }
+  static constexpr unsigned kMaxScalarPatterns = 4;
 
 private:
   const AssignmentType& Type;
   std::mutex Lock;
   llvm::SmallVector<std::pair<VariantKey, std::unique_ptr<CompiledExpression>>, 2> Variants;
+  std::atomic<unsigned> ScalarPatterns{0};
 };
 
 /// Runs an assignment: the hot path.

@@ -49,10 +49,11 @@ OperandLayout make_layout(const AssignmentCall& call) {
   for (size_t k = 0; k < call.leaves.size(); ++k) {
     const ArrayBase* leaf = call.leaves[k];
     uint64_t address = leaf->address();
-    // Leaves on one buffer (x + x, or a share()) read one input.
+    // Leaves that are one view (x + x, or a share()) read one input; two
+    // different views of one buffer (x + x.transpose()) are two inputs.
     std::optional<size_t> same;
     for (size_t j = 0; j < k && address != 0 && !same; ++j)
-      if (call.leaves[j]->address() == address && call.leaves[j]->dtype() == leaf->dtype())
+      if (call.leaves[j]->same_view_as(*leaf))
         same = j;
     if (same) {
       layout.leaf_input.push_back(layout.leaf_input[*same]);

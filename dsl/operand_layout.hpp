@@ -6,7 +6,7 @@
 //   OperandLayout layout = make_layout(call);
 //   std::string text = expression_text(type, call, layout);   // "out = 2 * x + sin(y)"
 //
-// Leaves on one buffer (`x + x`, or an array and its share()) read one
+// Leaves that are one view of one buffer (`x + x`, or an array and its share()) read one
 // input; a leaf on an output's buffer takes the output's name (`out = out +
 // 1`); unnamed arrays are in0, in1, ... and outputs out (or out0, out1, ...).
 // Parameter names are unique and clear of the words the emitted CUDA uses.

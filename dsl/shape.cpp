@@ -8,11 +8,19 @@
 
 namespace gpukit {
 
-static std::string format_extents(std::initializer_list<int64_t> extents) {
+static std::string format_extents(std::span<const int64_t> extents) {
   return fmt::format("[{}]", fmt::join(extents, ", "));
 }
 
-Shape::Shape(std::initializer_list<int64_t> extents) {
+Shape::Shape(std::initializer_list<int64_t> extents) : Shape(of({extents.begin(), extents.size()})) {}
+
+Shape Shape::of(std::span<const int64_t> extents) {
+  Shape shape;
+  shape.init(extents);
+  return shape;
+}
+
+void Shape::init(std::span<const int64_t> extents) {
   if (extents.size() == 0 || extents.size() > kMaxRank)
     throw Error(ErrorKind::Shape,
                 fmt::format("a Shape has 1 to {} dimensions, given {} ({})", kMaxRank,

@@ -4,14 +4,16 @@
 //   s.size();        // 33554432 elements
 //   s.to_string();   // "[8192, 4096]"
 //
-// A Shape is a plain value (no heap). Arrays are dense and row-major; views
-// and strides arrive with their own issue.
+// A Shape is a plain value (no heap). It holds extents only: an array's
+// strides and offset live in the array (dsl/array_base.hpp), so a view and
+// a dense array of one shape compare equal.
 #pragma once
 
 #include <array>
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 
 namespace gpukit {
@@ -30,6 +32,9 @@ public:
     requires(!std::same_as<I, bool>)
   Shape(I n) : Shape({static_cast<int64_t>(n)}) {}
 
+  /// The shape with `extents` (1 to 4 of them); the same checks as above.
+  static Shape of(std::span<const int64_t> extents);
+
   unsigned rank() const { return Rank; }
   int64_t operator[](unsigned axis) const { return Extents[axis]; }
   /// The number of elements (the product of the extents).
@@ -42,7 +47,12 @@ public:
   /// "[8192, 4096]"
   std::string to_string() const;
 
+  /// The extents as a span of rank() values.
+  std::span<const int64_t> extents() const { return {Extents.data(), Rank}; }
+
 private:
+  void init(std::span<const int64_t> extents);
+
   std::array<int64_t, kMaxRank> Extents{};
   int64_t Size = 0;
   uint8_t Rank = 1;
