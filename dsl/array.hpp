@@ -15,11 +15,17 @@
 //
 // Arrays can be named (`x.named("x")`): the name appears in generated
 // kernels and in error messages; unnamed operands print as in0, in1, ...
+//
+// Views share the buffer without copying (dsl/view.hpp has the rules):
+//   out = x + bias;                              // bias [C] broadcasts over x [R, C]
+//   out = m.transpose() * 2.0f;                  // strided reads
+//   m.slice({Slice(0, 2), Slice(0, 4, 2)}) = 0;  // writes only those elements
 #pragma once
 
 #include "dsl/array_base.hpp"
 #include "dsl/element.hpp"
 #include "dsl/expr.hpp"
+#include "dsl/view.hpp"
 #include "support/error.hpp"
 
 #include <cmath>
@@ -73,7 +79,7 @@ private:
   uint64_t State;
 };
 
-/// The shape an expression's arrays share (the first array leaf's);
+/// The shape of an expression: the broadcast of its array leaves' shapes;
 /// Error{Shape} when it has no array operand.
 template <typename E> Shape shape_of_expression(const E& e);
 
@@ -89,7 +95,7 @@ public:
   Array() : ArrayBase(dtype_of<T>) {}
   /// An uninitialised array of `shape`.
   explicit Array(const Shape& shape) : ArrayBase(dtype_of<T>, shape) {}
-  /// A new array holding the value of `e`, of the shape of e's arrays:
+  /// A new array holding the value of `e`, of the broadcast shape of e's arrays:
   /// `Array<float> out(x + y);` (or `auto out = eval(x + y);`). Explicit:
   /// it allocates, and an implicit conversion would make `out = x + y`
   /// ambiguous with the assignment operators.
@@ -191,7 +197,10 @@ public:
   }
 
   /// The elements, row-major. Waits for the work that computes them.
+  /// A non-contiguous view is gathered into a dense copy first.
   std::vector<T> to_host() const {
+    if (!is_contiguous())
+      return copy().to_host();
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<uint8_t> bytes(static_cast<size_t>(size()));
       copy_to_host(bytes.data(), bytes.size());
@@ -205,7 +214,17 @@ public:
   /// Copies the elements into `dst` (exactly size() of them). Waits like to_host().
   void to_host(std::span<T> dst) const {
     check_count(dst.size(), "to_host");
+    if (!is_contiguous())
+      return copy().to_host(dst);
     copy_to_host(dst.data(), bytes());
+  }
+
+  /// The value of a one-element array (a full reduction's result) as a C++
+  /// scalar. Waits for the work that computes it: the name says so.
+  /// Error{Shape} unless the array has exactly one element.
+  T item_sync() const {
+    check_count(1, "item_sync");
+    return to_host()[0];
   }
 
   /// A new array with the same elements (and name).
@@ -220,6 +239,35 @@ public:
   /// Another Array on this array's buffer: writes through either are seen by both.
   Array share() { return Array(*this, detail::ShareTag{}); }
 
+  // --- Views: no copy, the same buffer (dsl/view.hpp) ---------------------
+  // Views keep the array's name. They are made from const arrays too: like
+  // share(), a view writes the elements it sees.
+
+  /// NumPy's x[s0, s1, ...]: one Slice per leading axis, the rest whole.
+  ///   x.slice({Slice(1, 3)})                     // x[1:3]
+  ///   x.slice({Slice::all(), Slice(0, 8, 2)})    // x[:, 0:8:2]
+  Array slice(std::initializer_list<Slice> slices) const {
+    return view(detail::slice_view(*this, {slices.begin(), slices.size()}));
+  }
+  /// One axis sliced: x.slice(1, Slice(0, 8, 2)) is x[:, 0:8:2].
+  Array slice(int axis, Slice s) const { return view(detail::slice_view(*this, axis, s)); }
+  /// x[..., i, ...]: axis `axis` at `index`, removed (negative counts from the end).
+  Array select(int axis, int64_t index) const { return view(detail::select_view(*this, axis, index)); }
+  /// The axes reversed (NumPy's x.T): a [R, C] array as [C, R].
+  Array transpose() const { return view(detail::transpose_view(*this)); }
+  /// The axes in the order given: x.permute({0, 2, 1}).
+  Array permute(std::initializer_list<int> axes) const {
+    return view(detail::permute_view(*this, {axes.begin(), axes.size()}));
+  }
+  /// The same elements as `shape`; Error{Shape} unless contiguous with the same size.
+  Array reshape(const Shape& shape) const { return view(detail::reshape_view(*this, shape)); }
+  /// A new axis of extent 1 before axis `axis` (NumPy's x[np.newaxis] / expand_dims):
+  /// b.expand_dims(1) turns [R] into [R, 1], a column that broadcasts across rows.
+  Array expand_dims(int axis) const { return view(detail::expand_dims_view(*this, axis)); }
+  /// A read-only view of `shape`: axes of extent 1 (and missing leading ones)
+  /// repeat with stride 0. Assigning into it is an error.
+  Array broadcast_to(const Shape& shape) const { return view(detail::broadcast_view(*this, shape)); }
+
   /// Names the array in generated kernels and messages (a C identifier).
   Array& named(std::string_view name) & {
     set_name(name);
@@ -232,6 +280,9 @@ public:
 
 private:
   Array(const Array& other, detail::ShareTag tag) : ArrayBase(other, tag) {}
+  Array(const Array& other, const detail::ViewGeometry& g)
+      : ArrayBase(other, detail::ShareTag{}, g.shape, g.strides, g.offset) {}
+  Array view(const detail::ViewGeometry& g) const { return Array(*this, g); }
 
   template <typename F> static Array generate(const Shape& shape, F&& value_at) {
     Array a(shape);
@@ -252,6 +303,11 @@ private:
 
   void check_count(size_t count, std::string_view what) const;
 };
+
+/// `x` broadcast to `shape` (NumPy's broadcast_to): a read-only view.
+template <typename T> Array<T> broadcast_to(const Array<T>& x, const Shape& shape) {
+  return x.broadcast_to(shape);
+}
 
 namespace detail {
 /// Error{Shape} for a host buffer whose element count differs from the array's.

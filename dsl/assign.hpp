@@ -10,8 +10,9 @@
 // assignment of the same type only collects the operands' pointers and
 // scalar values into stack arrays and launches: no IR, no source, no
 // hashing. A new scalar value never recompiles (scalars are kernel
-// arguments). All array operands must have the outputs' shape (broadcasting
-// comes later); Error{Shape} names the operand otherwise.
+// arguments). Array operands broadcast to the outputs' shape by NumPy's
+// rules (dsl/broadcast.hpp) and may be views; Error{Shape} names the operand
+// that does not broadcast.
 //
 // Several outputs: up to four (output, expression) pairs per assign(); the
 // outputs must be different arrays and share one shape; the expressions
@@ -20,6 +21,7 @@
 #pragma once
 
 #include "dsl/array.hpp"
+#include "dsl/broadcast.hpp"
 #include "dsl/expression_kernel.hpp"
 
 #include <array>
@@ -109,12 +111,20 @@ template <Update U> constexpr ir::Op update_op() {
     return ir::Op::Div;
 }
 
+/// Whether an expression node contains a reduction (specialised in
+/// dsl/reduce.hpp); such assignments go to the reduction engine.
+template <typename Node> struct ContainsReduction : std::false_type {};
+template <typename T, typename Node>
+void run_reduction_assignment(Array<T>& out, const Node& node, const std::source_location& where);
+
 template <typename T, Update U, typename E>
 void update_thunk(Array<T>& out, const void* rhs, const std::source_location& where) {
   static_assert(Operand<E>, GPUKIT_RHS_MESSAGE);
   if constexpr (Operand<E>) {
     const E& e = *static_cast<const E*>(rhs);
-    if constexpr (U == Update::Assign) {
+    if constexpr (U == Update::Assign && ContainsReduction<expr_t<E>>::value) {
+      run_reduction_assignment(out, to_expr(e), where);
+    } else if constexpr (U == Update::Assign) {
       auto node = to_expr(e);
       run_assignment(where, Target<T, decltype(node)>{&out, &node});
     } else {
@@ -135,11 +145,13 @@ template <typename E> Shape shape_of_expression(const E& e) {
   LeafSink sink{leaves.data(), scalars.data()};
   const Node& node = to_expr(e);
   node.collect(sink);
+  using Sig = Signature<Target<cpp_type_t<Node::dtype>, Node>>;
   if constexpr (Node::num_arrays == 0) {
-    using Sig = Signature<Target<cpp_type_t<Node::dtype>, Node>>;
     throw_no_shape(Sig::description(), llvm::ArrayRef(scalars.data(), Node::num_scalars));
   } else {
-    return leaves[0]->shape();
+    // NumPy broadcasting: `eval(x + bias)` has x's shape for a bias row.
+    return expression_shape(Sig::description(), llvm::ArrayRef(leaves.data(), Node::num_arrays),
+                            llvm::ArrayRef(scalars.data(), Node::num_scalars));
   }
 }
 

@@ -29,6 +29,7 @@
 #include "dsl/functions.hpp"
 #include "dsl/operators.hpp"
 #include "dsl/raw_kernel.hpp"
+#include "dsl/reduce.hpp"
 #include "dsl/shape.hpp"
 #include "dsl/where_cast.hpp"
 #include "runtime/runtime.hpp"

@@ -1,0 +1,80 @@
+// The CUDA back end of reductions (codegen/reduction.hpp): the kernels that
+// compute a ReductionPlan over a row-major [outer, extent, inner] view.
+//
+//   ReductionKernels ks = emit_reduction(plan, {.kind = ReductionKind::Row, .row_length = 4096});
+//   for (const ReductionKernel& k : ks.kernels) rt.kernels().get({k.cuda.name, k.cuda.source, ...});
+//
+// Three families:
+//  * Full ([1, n, 1]): per stage, a grid-stride kernel accumulating the
+//    fused body over 16-byte packs into one partial per block (warp
+//    shuffles, then the warps' values in a fixed order), and a one-block
+//    kernel reducing the partials in a fixed order: deterministic.
+//  * Column ([outer, rows, inner], inner > 1): per stage, each thread owns
+//    one column (coalesced across the warp) and a slice of rows; a second
+//    kernel adds the slices in a fixed order.
+//  * Row ([rows, cols, 1]): one kernel for every stage and the epilogue:
+//    one block per row; the row's packs are loaded once into registers when
+//    cols <= 32 packs per thread (cached), or re-read per stage otherwise.
+//
+// Kernel parameters, in order: the body inputs (storage pointers), the
+// user's scalars, a pointer per earlier stage value read (gk_r<k>), the
+// destination, then `long long outer, extent, inner`. Finalize kernels take
+// (partials, destination, long long groups, long long parts, long long count).
+#pragma once
+
+#include "codegen/cuda_emitter.hpp"
+#include "codegen/reduction.hpp"
+
+#include <string>
+#include <vector>
+
+namespace gpukit::codegen {
+
+enum class ReductionKind { Full, Row, Column };
+
+struct ReductionEmitOptions {
+  ReductionKind kind = ReductionKind::Full;
+  unsigned block_size = 256;
+  /// Full and Row: load 16-byte packs (inputs 16-byte aligned; Row also
+  /// needs the row length to be a multiple of the pack width).
+  bool vectorize = true;
+  /// Row: the row length, compiled into the kernel.
+  long long row_length = 0;
+  /// Row: inputs (by name) of shape [cols], read at the column index of
+  /// every row (a weight or bias broadcast over the rows).
+  std::vector<std::string> column_inputs;
+};
+
+/// What a kernel parameter receives from the launcher.
+struct ReductionParam {
+  enum class Kind { Input, Scalar, StageValue, Destination, Partials, Geometry };
+  Kind kind;
+  std::string name; ///< Input/Scalar: the program's name; StageValue: "r<k>"
+  DType type = DType::Float32;
+};
+
+struct ReductionKernel {
+  enum class Role { Partial, Finalize, Row };
+  CudaKernel cuda;
+  Role role;
+  unsigned stage = 0; ///< Partial/Finalize: the stage it computes
+  std::vector<ReductionParam> params;
+};
+
+struct ReductionKernels {
+  std::vector<ReductionKernel> kernels; ///< Row: one; Full/Column: two per stage
+  unsigned pack_width = 1;
+};
+
+/// The kernels for `plan`. Throws Error{Usage} for an epilogue outside a
+/// Row reduction, argmin/argmax (not yet on the GPU) or a block size
+/// outside 32..1024 that is not a multiple of 32.
+ReductionKernels emit_reduction(const ir::ReductionPlan& plan, const ReductionEmitOptions& options);
+
+/// The number of partial slices a Column reduction of [outer, extent,
+/// inner] uses, and the grid of a Full reduction, for `sms` multiprocessors.
+unsigned column_splits(long long outer, long long extent, long long inner, unsigned block_size,
+                       unsigned sms);
+unsigned full_grid(long long n, unsigned pack_width, unsigned block_size, unsigned sms);
+
+} // namespace gpukit::codegen

@@ -1,0 +1,92 @@
+// The reduction kernels' CUDA: golden files for softmax and layernorm, and
+// NVRTC compiles every family (full, row, column) for every dtype where
+// NVRTC is installed (the GPU is not needed).
+#include "../codegen/golden.hpp"
+
+#include "codegen/passes/pipeline.hpp"
+#include "codegen/reduction_emitter.hpp"
+#include "dsl/gpukit.hpp"
+#include "runtime/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gpukit {
+namespace {
+
+ir::Program body_of(DType t) {
+  ir::Program p;
+  ir::NodeId x = p.add_input("x", t);
+  ir::NodeId y = p.add_input("y", t);
+  p.add_output("v", t, p.add(ir::Op::Mul, {x, y}));
+  return p;
+}
+
+TEST(ReduceCodegen, SoftmaxGolden) {
+  auto x = Array<float>::random({8, 4096}, 1).named("x");
+  Array<float> out({8, 4096});
+  KernelInfo info = inspect(out, exp(x - amax(x, 1)) / sum(exp(x - amax(x, 1)), 1));
+  std::string label = info.label.substr(0, info.label.find("  ("));
+  test::expect_golden("reduce_softmax_f32.cu", info.source);
+  test::expect_golden("reduce_softmax_f32.plan", info.ir);
+}
+
+TEST(ReduceCodegen, LayerNormGolden) {
+  auto x = Array<float>::random({8, 4096}, 1).named("x");
+  auto g = Array<float>::random({4096}, 2).named("g");
+  auto b = Array<float>::random({4096}, 3).named("b");
+  Array<float> out({8, 4096});
+  KernelInfo info = inspect(out, (x - mean(x, 1)) * rsqrt(var(x, 1) + 1e-5f) * g + b);
+  test::expect_golden("reduce_layernorm_f32.cu", info.source);
+}
+
+TEST(ReduceCodegen, NvrtcCompilesEveryFamilyAndDType) {
+  rt::Runtime& runtime = rt::Runtime::get();
+  if (!runtime.nvrtc())
+    GTEST_SKIP() << "NVRTC is not available: " << runtime.fallback_reason();
+  const ir::ReduceOp ops[] = {ir::ReduceOp::Sum, ir::ReduceOp::Max, ir::ReduceOp::Mean, ir::ReduceOp::Var,
+                              ir::ReduceOp::Prod};
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64,
+                  DType::UInt8}) {
+    for (ir::ReduceOp op : ops) {
+      ir::ReductionPlan plan;
+      ir::add_stage(plan, op, body_of(t), t);
+      for (codegen::ReductionKind kind :
+           {codegen::ReductionKind::Full, codegen::ReductionKind::Row, codegen::ReductionKind::Column}) {
+        codegen::ReductionEmitOptions o;
+        o.kind = kind;
+        o.row_length = 1000;
+        for (const codegen::ReductionKernel& k : codegen::emit_reduction(plan, o).kernels)
+          EXPECT_NO_THROW(runtime.kernels().get({k.cuda.name, k.cuda.source, k.cuda.nvrtc_options}))
+              << short_name(t) << " " << ir::reduce_op_name(op) << "\n" << k.cuda.source;
+      }
+    }
+  }
+  // any/all over a predicate.
+  ir::Program p;
+  ir::NodeId x = p.add_input("x", DType::Float32);
+  p.add_output("v", DType::Bool, p.add(ir::Op::Gt, {x, p.add_constant(ir::Constant::of_float(DType::Float32, 0))}));
+  for (ir::ReduceOp op : {ir::ReduceOp::Any, ir::ReduceOp::All}) {
+    ir::ReductionPlan plan;
+    ir::add_stage(plan, op, p, DType::Bool);
+    for (const codegen::ReductionKernel& k : codegen::emit_reduction(plan, {}).kernels)
+      EXPECT_NO_THROW(runtime.kernels().get({k.cuda.name, k.cuda.source, k.cuda.nvrtc_options})) << k.cuda.source;
+  }
+}
+
+TEST(ReduceCodegen, LongRowsStreamInsteadOfCaching) {
+  rt::Runtime& runtime = rt::Runtime::get();
+  ir::ReductionPlan plan;
+  ir::add_stage(plan, ir::ReduceOp::Sum, body_of(DType::Float32), DType::Float32);
+  codegen::ReductionEmitOptions o;
+  o.kind = codegen::ReductionKind::Row;
+  o.row_length = 1 << 20;
+  auto ks = codegen::emit_reduction(plan, o);
+  ASSERT_EQ(ks.kernels.size(), 1u);
+  EXPECT_NE(ks.kernels[0].cuda.source.find("re-read"), std::string::npos);
+  if (runtime.nvrtc())
+    EXPECT_NO_THROW(runtime.kernels().get({ks.kernels[0].cuda.name, ks.kernels[0].cuda.source,
+                                           ks.kernels[0].cuda.nvrtc_options}));
+}
+
+} // namespace
+} // namespace gpukit
