@@ -50,6 +50,57 @@ bool Lowerer::same_shape(int a, int b) const {
   return true;
 }
 
+std::optional<int> Lowerer::broadcast_shapes(int a, int b) {
+  if (same_shape(a, b))
+    return a;
+  const ArrayInfo& x = Arrays[a];
+  const ArrayInfo& y = Arrays[b];
+  size_t rank = std::max(x.dims.size(), y.dims.size());
+  // NumPy rules: align the trailing dimensions; each pair is equal, or one
+  // of them is 1 and the other is the result's.
+  auto is_one = [](const ArrayInfo& info, size_t k) {
+    return info.extents[k] == 1 || (info.dims[k].symbol.empty() && info.dims[k].extent == 1);
+  };
+  ArrayInfo result = x.dims.size() >= y.dims.size() ? x : y;
+  bool is_x = true, is_y = true;
+  for (size_t k = 0; k < rank; ++k) {
+    size_t from_end = rank - 1 - k;
+    bool in_x = from_end < x.dims.size(), in_y = from_end < y.dims.size();
+    size_t kx = x.dims.size() - 1 - from_end, ky = y.dims.size() - 1 - from_end;
+    if (!in_x) {
+      is_x = false;
+      continue; // result takes y's dimension (result is y-shaped here)
+    }
+    if (!in_y) {
+      is_y = false;
+      continue;
+    }
+    bool equal = (x.extents[kx] >= 0 && x.extents[kx] == y.extents[ky]) ||
+                 (!x.dims[kx].symbol.empty() && x.dims[kx].symbol == y.dims[ky].symbol) ||
+                 (x.dims[kx].symbol.empty() && y.dims[ky].symbol.empty() &&
+                  x.dims[kx].extent == y.dims[ky].extent);
+    if (equal)
+      continue;
+    if (is_one(y, ky)) {
+      is_y = false;
+      result.dims[k] = x.dims[kx];
+      result.extents[k] = x.extents[kx];
+    } else if (is_one(x, kx)) {
+      is_x = false;
+      result.dims[k] = y.dims[ky];
+      result.extents[k] = y.extents[ky];
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (is_x)
+    return a;
+  if (is_y)
+    return b;
+  result.name = fmt::format("{} broadcast with {}", x.name, y.name);
+  return add_array(std::move(result));
+}
+
 int Lowerer::merge_shapes(llvm::ArrayRef<const Expr*> exprs, llvm::ArrayRef<Value> args, Offset at,
                           std::string_view what) {
   int first = -1;
@@ -62,15 +113,18 @@ int Lowerer::merge_shapes(llvm::ArrayRef<const Expr*> exprs, llvm::ArrayRef<Valu
       first_arg = k;
       continue;
     }
-    if (same_shape(first, args[k].shape))
+    if (std::optional<int> merged = broadcast_shapes(first, args[k].shape)) {
+      first = *merged;
       continue;
+    }
     bool unbound = !Arrays[first].bound() || !Arrays[args[k].shape].bound();
     Src.fail(ErrorKind::Shape, at,
-             fmt::format("shapes differ in {}: {}, but {}", what,
+             fmt::format("shapes do not broadcast in {}: {}, but {}", what,
                          describe_operand(*exprs[first_arg], args[first_arg]),
                          describe_operand(*exprs[k], args[k])),
              unbound ? "sizes are compared by name until bound; bind them with --size"
-                     : "elementwise operations need equal shapes (broadcasting is not supported yet)");
+                     : "broadcasting (NumPy rules) needs each trailing dimension pair to be equal "
+                       "or 1");
   }
   return first;
 }

@@ -136,6 +136,9 @@ private:
   int merge_shapes(llvm::ArrayRef<const Expr*> exprs, llvm::ArrayRef<Value> args, Offset at,
                    std::string_view what);
   bool same_shape(int a, int b) const;
+  /// The shape two operands broadcast to by NumPy rules (an existing array
+  /// when it is one of them), nullopt when they do not broadcast.
+  std::optional<int> broadcast_shapes(int a, int b);
   std::string describe_operand(const Expr& e, const Value& v) const;
   [[noreturn]] void reduction_unavailable(const Expr& e, const FunctionInfo& f);
 

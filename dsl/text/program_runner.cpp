@@ -1,6 +1,7 @@
 #include "dsl/text/program_runner.hpp"
 
 #include "codegen/cpu_evaluator.hpp"
+#include "codegen/cuda_strided_emitter.hpp"
 #include "codegen/kernel_abi.hpp"
 #include "codegen/passes/pipeline.hpp"
 #include "dsl/expr_printer.hpp"
@@ -51,6 +52,53 @@ ir::Constant convert(const ir::Constant& v, DType to) {
   return ir::Constant::of_int(to, i);
 }
 
+/// The strided description of a program whose inputs broadcast to the
+/// outputs' shape; nullopt when every operand has the outputs' shape.
+std::optional<codegen::StridedArgs> broadcast_args(const LoweredProgram& lowered,
+                                                   llvm::ArrayRef<size_t> input_index) {
+  if (lowered.outputs.empty())
+    return std::nullopt;
+  const ArrayInfo& out = lowered.outputs.front();
+  auto extent = [](const ArrayInfo& a, size_t k) -> int64_t {
+    if (a.extents[k] >= 0)
+      return a.extents[k];
+    return a.dims[k].symbol.empty() ? a.dims[k].extent : 2;
+  };
+  bool differs = false;
+  for (size_t index : input_index) {
+    const ArrayInfo& in = lowered.inputs[index];
+    differs |= in.dims.size() != out.dims.size();
+    for (size_t k = 0; !differs && k < in.dims.size(); ++k)
+      differs |= extent(in, k) != extent(out, k);
+  }
+  if (!differs)
+    return std::nullopt;
+  unsigned rank = static_cast<unsigned>(out.dims.size());
+  if (rank > codegen::kMaxStridedRank)
+    throw Error(ErrorKind::Shape, fmt::format("broadcasting to {} needs at most {} dimensions",
+                                              out.describe(), codegen::kMaxStridedRank));
+  codegen::StridedArgs args;
+  args.rank = rank;
+  for (unsigned k = 0; k < rank; ++k)
+    args.extents[k] = extent(out, k);
+  auto row_major = [&](const ArrayInfo& a) {
+    codegen::AxisStrides strides{};
+    unsigned lead = rank - static_cast<unsigned>(a.dims.size());
+    int64_t step = 1;
+    for (unsigned k = rank; k-- > lead;) {
+      int64_t e = extent(a, k - lead);
+      strides[k] = e == 1 && args.extents[k] != 1 ? 0 : step;
+      step *= e;
+    }
+    return strides; // leading axes the operand lacks stay 0: broadcast
+  };
+  for (size_t index : input_index)
+    args.inputs.push_back(row_major(lowered.inputs[index]));
+  for (const ArrayInfo& o : lowered.outputs)
+    args.outputs.push_back(row_major(o));
+  return args;
+}
+
 } // namespace
 
 CompiledProgram compile_program(const LoweredProgram& lowered, const CompileOptions& options) {
@@ -58,7 +106,6 @@ CompiledProgram compile_program(const LoweredProgram& lowered, const CompileOpti
   cp.optimized = ir::optimize(lowered.program);
   cp.launch = tuned_launch(cp.optimized, options.n, options.vectorize);
   cp.options = cp.launch.emit_options(options.index64);
-  cp.cuda = codegen::emit_cuda(cp.optimized, cp.options);
   // The passes may drop a parameter nothing reads: match the rest by name.
   for (const ir::Operand& in : cp.optimized.inputs()) {
     auto it = llvm::find_if(lowered.program.inputs(),
@@ -74,6 +121,9 @@ CompiledProgram compile_program(const LoweredProgram& lowered, const CompileOpti
       throw Error(ErrorKind::Internal, fmt::format("optimised program takes unknown scalar '{}'", s.name));
     cp.scalar_index.push_back(static_cast<size_t>(it - lowered.program.scalars().begin()));
   }
+  cp.strided = broadcast_args(lowered, cp.input_index);
+  cp.cuda = cp.strided ? codegen::emit_strided_cuda(cp.optimized, cp.options, codegen::classify(*cp.strided))
+                       : codegen::emit_cuda(cp.optimized, cp.options);
   return cp;
 }
 
@@ -101,7 +151,8 @@ ProgramRunner::ProgramRunner(const CompiledProgram& compiled, const LoweredProgr
   if (OnGpu)
     Kernel = &runtime.kernels().get({compiled.cuda.name, compiled.cuda.source, compiled.cuda.nvrtc_options});
   for (const ArrayInfo& in : lowered.inputs)
-    Inputs.push_back(runtime.allocator().allocate(std::max<size_t>(1, N * size_of(in.dtype))));
+    Inputs.push_back(runtime.allocator().allocate(
+        std::max<size_t>(1, static_cast<size_t>(in.elements()) * size_of(in.dtype))));
   for (const ArrayInfo& out : lowered.outputs)
     Outputs.push_back(runtime.allocator().allocate(std::max<size_t>(1, N * size_of(out.dtype))));
 }
@@ -117,7 +168,8 @@ ProgramRunner::~ProgramRunner() {
 void ProgramRunner::upload(llvm::ArrayRef<HostArray> inputs) {
   rt::Runtime& runtime = rt::Runtime::get();
   for (size_t k = 0; k < Inputs.size(); ++k) {
-    if (inputs[k].elements() != N || inputs[k].dtype != Lowered.inputs[k].dtype)
+    if (inputs[k].elements() != static_cast<size_t>(Lowered.inputs[k].elements()) ||
+        inputs[k].dtype != Lowered.inputs[k].dtype)
       throw Error(ErrorKind::Internal, fmt::format("input '{}' has the wrong size or type",
                                                    Lowered.inputs[k].name));
     runtime.copy_to_device(Inputs[k], inputs[k].data.data(), inputs[k].data.size());
@@ -137,7 +189,8 @@ void ProgramRunner::launch() {
     // Through the dispatch controller, as GPU launches are: ordered after the
     // task's work and accounted to it.
     rt::Runtime::get().scheduling().dispatch().launch_host(rt::sched::current_task(), [&] {
-      codegen::evaluate(Compiled.optimized, in, out, Scalars, N);
+      codegen::evaluate(Compiled.optimized, in, out, Scalars, N,
+                        Compiled.strided ? &*Compiled.strided : nullptr);
     });
     return;
   }
@@ -155,6 +208,24 @@ void ProgramRunner::launch() {
     slots.push_back(bits);
   }
   slots.push_back(static_cast<uint64_t>(N));
+  if (const std::optional<codegen::StridedArgs>& st = Compiled.strided) {
+    // strided_layout.hpp's ABI: extents of axes 1.., then every Strided
+    // axis's stride, inputs first (int or long long: little-endian slots).
+    auto push = [&](int64_t v) {
+      slots.push_back(Compiled.options.index64 ? static_cast<uint64_t>(v)
+                                               : static_cast<uint64_t>(static_cast<uint32_t>(v)));
+    };
+    for (unsigned a = 1; a < st->rank; ++a)
+      push(st->extents[a]);
+    for (const codegen::AxisStrides& s : st->inputs)
+      for (unsigned a = 0; a < st->rank; ++a)
+        if (codegen::access_of(s[a]) == codegen::AxisAccess::Strided)
+          push(s[a]);
+    for (const codegen::AxisStrides& s : st->outputs)
+      for (unsigned a = 0; a < st->rank; ++a)
+        if (codegen::access_of(s[a]) == codegen::AxisAccess::Strided)
+          push(s[a]);
+  }
   llvm::SmallVector<void*, 16> args;
   for (uint64_t& slot : slots)
     args.push_back(&slot);
@@ -182,7 +253,7 @@ void ProgramRunner::download(std::vector<HostArray>& outputs) {
 size_t ProgramRunner::bytes_per_launch() const {
   size_t bytes = 0;
   for (size_t index : Compiled.input_index)
-    bytes += N * size_of(Lowered.inputs[index].dtype);
+    bytes += static_cast<size_t>(Lowered.inputs[index].elements()) * size_of(Lowered.inputs[index].dtype);
   for (const ArrayInfo& out : Lowered.outputs)
     bytes += N * size_of(out.dtype);
   return bytes;

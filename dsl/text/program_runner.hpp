@@ -13,6 +13,7 @@
 #pragma once
 
 #include "codegen/cuda_emitter.hpp"
+#include "codegen/strided_layout.hpp"
 #include "dsl/tuned_launch.hpp"
 #include "dsl/text/host_array.hpp"
 #include "dsl/text/lower.hpp"
@@ -47,6 +48,10 @@ struct CompiledProgram {
   std::vector<size_t> input_index;
   /// Per scalar of `optimized`: its index in LoweredProgram::scalar_values.
   std::vector<size_t> scalar_index;
+  /// Set when an input broadcasts (NumPy rules) to the outputs' shape: the
+  /// kernel is the strided engine's (codegen/cuda_strided_emitter.hpp) and
+  /// these are its extents and strides (unbound sizes count as 2).
+  std::optional<codegen::StridedArgs> strided;
 };
 
 /// Optimises and emits; needs neither a GPU nor NVRTC.

@@ -117,7 +117,7 @@ TEST(Lower, Errors) {
             "  out = sinn(x)\n"
             "        ^");
   EXPECT_EQ(lower_error("x: f32[N]\nm: bf16[R, C]\nout = x + m", {}, ErrorKind::Shape),
-            "t.gk:3:9: error: shapes differ in '+': 'x' is f32[N], but 'm' is bf16[R, C]\n"
+            "t.gk:3:9: error: shapes do not broadcast in '+': 'x' is f32[N], but 'm' is bf16[R, C]\n"
             "  out = x + m\n"
             "          ^\n"
             "note: sizes are compared by name until bound; bind them with --size");
@@ -126,11 +126,11 @@ TEST(Lower, Errors) {
   EXPECT_NO_THROW(lower_text("x: f32[N]\nm: f32[R, C]\nout = x * 2", sizes));
   sizes.sizes["N"] = 100;
   EXPECT_EQ(lower_error("x: f32[N]\nm: f32[R, C]\nout = x * 2 + m", sizes, ErrorKind::Shape),
-            "t.gk:3:13: error: shapes differ in '+': 'x * 2' has the shape of 'x', f32[N] = [100], "
+            "t.gk:3:13: error: shapes do not broadcast in '+': 'x * 2' has the shape of 'x', f32[N] = [100], "
             "but 'm' is f32[R, C] = [10, 20]\n"
             "  out = x * 2 + m\n"
             "              ^\n"
-            "note: elementwise operations need equal shapes (broadcasting is not supported yet)");
+            "note: broadcasting (NumPy rules) needs each trailing dimension pair to be equal or 1");
   EXPECT_EQ(lower_error("out = sum(x, axis=0)"),
             "t.gk:1:7: error: sum() is a reduction; reductions are not available yet, only "
             "elementwise functions\n"
