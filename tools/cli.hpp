@@ -38,6 +38,7 @@ extern llvm::cl::opt<bool> ShowPtx;
 extern llvm::cl::opt<bool> Explain;
 extern llvm::cl::opt<bool> Dump;
 extern llvm::cl::opt<bool> Verbose;
+extern llvm::cl::opt<bool> Stats;
 extern llvm::cl::opt<std::string> CacheAction;
 
 /// An --input file, read.

@@ -58,6 +58,10 @@ cl::opt<bool> Dump("dump", cl::desc("Print each generated kernel's CUDA source f
                    cl::sub(*cl::AllSubCommands));
 cl::opt<bool> Verbose("verbose", cl::desc("Show the backend, compile times and cache hits"),
                       cl::sub(*cl::AllSubCommands));
+cl::opt<bool> Stats("sched-stats",
+                    cl::desc("At the end, print the scheduler's statistics: launches, bytes, GPU "
+                             "time, wait and run times per task and class of service"),
+                    cl::sub(*cl::AllSubCommands));
 cl::opt<std::string> CacheAction(cl::Positional, cl::desc("<list | stats | clear>"), cl::init("stats"),
                                  cl::sub(CacheCommand));
 

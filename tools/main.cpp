@@ -3,6 +3,9 @@
 // exit code (1 for the user's mistakes, 2 for the machine's).
 #include "tools/cli.hpp"
 
+#include "runtime/runtime.hpp"
+#include "runtime/scheduler/scheduling.hpp"
+
 #include "support/error.hpp"
 
 #include <llvm/Support/raw_ostream.h>
@@ -64,6 +67,13 @@ int main(int argc, char** argv) {
     return 1;
   try {
     int rc = dispatch();
+    if (gpukit::cli::Stats) {
+      gpukit::rt::sched::Scheduling& s = gpukit::rt::Runtime::get().scheduling();
+      const gpukit::rt::sched::TaskCounters& d = s.dispatch().default_counters();
+      llvm::outs() << "launches without a task: " << d.launches.load() << " kernels, "
+                   << d.host_launches.load() << " on the CPU fallback\n";
+      s.scheduler().print_stats(llvm::outs());
+    }
     llvm::outs().flush();
     return rc;
   } catch (const gpukit::Error& e) {
