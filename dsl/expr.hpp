@@ -24,6 +24,7 @@
 
 #include "codegen/dtype.hpp"
 #include "codegen/ir.hpp"
+#include "codegen/type_rules.hpp"
 #include "dsl/element.hpp"
 #include "dsl/expr_printer.hpp"
 #include "dsl/ir_builder.hpp"
@@ -43,12 +44,6 @@ class ArrayBase;
 /// The base of every expression node; an empty tag that identifies them.
 struct ExprTag {};
 
-/// A node's type as the front end sees it: the DType, and whether it is
-/// *weak* (made only of C++ scalars, so it adapts to the arrays it meets).
-struct ExprType {
-  DType dtype;
-  bool weak;
-};
 
 /// Where collect() writes leaves; sized by the caller from the node's counts.
 struct LeafSink {
@@ -56,64 +51,15 @@ struct LeafSink {
   ir::Constant* scalars;
 };
 
-/// The type of an operation over operands `args` (docs/TYPES.md): array
-/// types promote among themselves, then weak scalars join with
-/// promote_with_scalar (NEP 50); all-weak operands stay weak.
-constexpr ExprType promote_all(std::initializer_list<ExprType> args) {
-  bool have_strong = false;
-  bool have_weak = false;
-  DType strong = DType::Bool;
-  ScalarKind weak = ScalarKind::Bool;
-  for (ExprType a : args) {
-    if (a.weak) {
-      weak = !have_weak || kind_of(a.dtype) > weak ? kind_of(a.dtype) : weak;
-      have_weak = true;
-    } else {
-      strong = have_strong ? promote(strong, a.dtype) : a.dtype;
-      have_strong = true;
-    }
-  }
-  if (!have_strong)
-    return {default_type(weak), true};
-  return {have_weak ? promote_with_scalar(strong, weak) : strong, false};
-}
-
-/// What an operation gives, by the rules of docs/TYPES.md.
-enum class ResultRule {
-  Same,      ///< the promoted operand type (+, min, abs, floor, ...)
-  Floating,  ///< float_type_for(promoted) (sin, sqrt, pow, ...)
-  Predicate, ///< bool (comparisons, &&, ||, !)
-};
-
-/// ir::is_predicate and ir::is_transcendental as constexpr functions (a
-/// test checks they agree with the IR's for every Op).
-constexpr bool is_predicate_op(ir::Op op) {
-  using enum ir::Op;
-  return op == Lt || op == Le || op == Gt || op == Ge || op == Eq || op == Ne || op == And ||
-         op == Or || op == Not;
-}
-
-constexpr bool is_transcendental_op(ir::Op op) {
-  using enum ir::Op;
-  return op == Sqrt || op == Rsqrt || op == Exp || op == Exp2 || op == Log || op == Log2 ||
-         op == Log10 || op == Sin || op == Cos || op == Tan || op == Tanh || op == Sigmoid ||
-         op == Erf || op == Pow;
-}
-
-constexpr ResultRule result_rule(ir::Op op) {
-  if (is_predicate_op(op))
-    return ResultRule::Predicate;
-  return is_transcendental_op(op) ? ResultRule::Floating : ResultRule::Same;
-}
-
-constexpr ExprType apply_rule(ir::Op op, ExprType promoted) {
-  switch (result_rule(op)) {
-  case ResultRule::Same: return promoted;
-  case ResultRule::Floating: return {float_type_for(promoted.dtype), promoted.weak};
-  case ResultRule::Predicate: return {DType::Bool, false};
-  }
-  return promoted;
-}
+// The typing rules (ExprType, promote_all, apply_rule) are shared with the
+// text front end: codegen/type_rules.hpp.
+using gpukit::ExprType;
+using gpukit::apply_rule;
+using gpukit::is_predicate_op;
+using gpukit::is_transcendental_op;
+using gpukit::promote_all;
+using gpukit::result_rule;
+using gpukit::ResultRule;
 
 } // namespace detail
 

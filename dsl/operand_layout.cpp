@@ -1,5 +1,6 @@
 #include "dsl/operand_layout.hpp"
 
+#include "codegen/kernel_names.hpp"
 #include "dsl/array_base.hpp"
 #include "dsl/expression_kernel.hpp"
 
@@ -9,32 +10,6 @@
 #include <optional>
 
 namespace gpukit::detail {
-
-namespace {
-
-/// Names a kernel parameter may not take: C++ and CUDA words the emitted
-/// source uses.
-bool is_reserved_name(llvm::StringRef name) {
-  static constexpr const char* kReserved[] = {
-      "auto",     "bool",      "break",    "case",      "char",      "const",    "continue",
-      "default",  "delete",    "do",       "double",    "else",      "enum",     "extern",
-      "false",    "float",     "for",      "goto",      "if",        "inline",   "int",
-      "long",     "new",       "nullptr",  "operator",  "register",  "return",   "short",
-      "signed",   "sizeof",    "static",   "struct",    "switch",    "template", "this",
-      "true",     "typedef",   "typename", "union",     "unsigned",  "using",    "void",
-      "volatile", "while",     "class",    "namespace", "private",   "public",   "half",
-      "threadIdx", "blockIdx", "blockDim", "gridDim",   "warpSize",  "n",        "i"};
-  for (const char* r : kReserved)
-    if (name == r)
-      return true;
-  // Scalars are s0, s1, ...; the emitter's temporaries t0, t1, ...
-  if (name.size() >= 2 && (name[0] == 's' || name[0] == 't') &&
-      name.drop_front().find_first_not_of("0123456789") == llvm::StringRef::npos)
-    return true;
-  return name.startswith("__") || name.startswith("gpukit");
-}
-
-} // namespace
 
 OperandLayout make_layout(const AssignmentCall& call) {
   OperandLayout layout;
@@ -75,7 +50,7 @@ OperandLayout make_layout(const AssignmentCall& call) {
   // Kernel parameter names: unique over outputs and inputs, and clear of
   // the words the emitted source uses.
   auto taken = [&](llvm::StringRef candidate) {
-    if (is_reserved_name(candidate))
+    if (codegen::is_reserved_kernel_name(candidate))
       return true;
     for (const std::string& o : layout.output_names)
       if (o == candidate)
@@ -86,7 +61,7 @@ OperandLayout make_layout(const AssignmentCall& call) {
     return false;
   };
   for (std::string& o : layout.output_names)
-    if (is_reserved_name(o))
+    if (codegen::is_reserved_kernel_name(o))
       o += "_";
   for (uint8_t leaf : layout.input_leaf) {
     std::string base = layout.leaf_names[leaf];

@@ -4,11 +4,11 @@
 #pragma once
 
 #include "codegen/dtype.hpp"
+#include "codegen/type_rules.hpp"
 #include "dsl/ir_builder.hpp"
 #include "dsl/text/lower.hpp"
 #include "dsl/text/names.hpp"
 
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -17,41 +17,11 @@
 
 namespace gpukit::text::detail_lower {
 
-/// A value's type as the C++ DSL types it at compile time: the DType and
-/// whether it is weak (made of literals only). promote_all and apply_rule
-/// repeat dsl/expr.hpp's functions of the same names, which cannot be
-/// included here: dsl/expr.hpp needs std::source_location, which the fuzz
-/// build's clang 14 lacks. The DslParity and output-type tests keep them equal.
-struct ExprType {
-  DType dtype;
-  bool weak;
-};
-
-inline ExprType promote_all(std::initializer_list<ExprType> args) {
-  bool have_strong = false, have_weak = false;
-  DType strong = DType::Bool;
-  ScalarKind weak = ScalarKind::Bool;
-  for (ExprType a : args) {
-    if (a.weak) {
-      weak = !have_weak || kind_of(a.dtype) > weak ? kind_of(a.dtype) : weak;
-      have_weak = true;
-    } else {
-      strong = have_strong ? promote(strong, a.dtype) : a.dtype;
-      have_strong = true;
-    }
-  }
-  if (!have_strong)
-    return {default_type(weak), true};
-  return {have_weak ? promote_with_scalar(strong, weak) : strong, false};
-}
-
-inline ExprType apply_rule(ir::Op op, ExprType promoted) {
-  if (ir::is_predicate(op))
-    return {DType::Bool, false};
-  if (ir::is_transcendental(op))
-    return {float_type_for(promoted.dtype), promoted.weak};
-  return promoted;
-}
+// A value's type is typed as the C++ DSL types it at compile time, by the
+// same rules (codegen/type_rules.hpp); literals are weak.
+using gpukit::apply_rule;
+using gpukit::ExprType;
+using gpukit::promote_all;
 
 /// The name an undeclared one-liner input's size goes by.
 inline constexpr std::string_view kImplicitSize = "N";

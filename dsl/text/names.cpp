@@ -1,5 +1,7 @@
 #include "dsl/text/names.hpp"
 
+#include "codegen/kernel_names.hpp"
+
 #include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
 
@@ -90,23 +92,7 @@ bool is_reserved(std::string_view name) {
 }
 
 bool is_reserved_kernel_name(std::string_view name) {
-  static constexpr std::string_view kReserved[] = {
-      "auto",     "bool",      "break",    "case",      "char",      "const",    "continue",
-      "default",  "delete",    "do",       "double",    "else",      "enum",     "extern",
-      "false",    "float",     "for",      "goto",      "if",        "inline",   "int",
-      "long",     "new",       "nullptr",  "operator",  "register",  "return",   "short",
-      "signed",   "sizeof",    "static",   "struct",    "switch",    "template", "this",
-      "true",     "typedef",   "typename", "union",     "unsigned",  "using",    "void",
-      "volatile", "while",     "class",    "namespace", "private",   "public",   "half",
-      "threadIdx", "blockIdx", "blockDim", "gridDim",   "warpSize",  "n",        "i"};
-  for (std::string_view r : kReserved)
-    if (name == r)
-      return true;
-  llvm::StringRef n(name.data(), name.size());
-  if (n.size() >= 2 && (n[0] == 's' || n[0] == 't') &&
-      n.drop_front().find_first_not_of("0123456789") == llvm::StringRef::npos)
-    return true;
-  return n.startswith("__") || n.startswith("gpukit");
+  return codegen::is_reserved_kernel_name(name);
 }
 
 std::string did_you_mean(std::string_view name, const std::vector<std::string_view>& candidates) {
