@@ -30,6 +30,30 @@ bool is_stage_name(const std::string& n) {
 
 template <typename T> Value reduce_array(ReduceOp op, const T* v, long long n, long long stride) {
   Value out;
+  if (op == ReduceOp::ArgMin || op == ReduceOp::ArgMax) {
+    // The first index of the extreme value; NaN is skipped (as min/max
+    // skip it), so an all-NaN set gives index 0.
+    if (n == 0)
+      throw Error(ErrorKind::Usage, fmt::format("{} of an empty set of elements has no index",
+                                                ir::reduce_op_name(op)));
+    long long best = 0;
+    for (long long k = 1; k < n; ++k) {
+      T x = v[k * stride], b = v[best * stride];
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(x))
+          continue;
+        if (std::isnan(b)) {
+          best = k;
+          continue;
+        }
+      }
+      if (op == ReduceOp::ArgMin ? x < b : x > b)
+        best = k;
+    }
+    out.i = best;
+    out.f = static_cast<double>(best);
+    return out;
+  }
   if constexpr (std::is_floating_point_v<T>) {
     T acc = op == ReduceOp::Prod ? T(1) : op == ReduceOp::Min ? std::numeric_limits<T>::infinity()
             : op == ReduceOp::Max ? -std::numeric_limits<T>::infinity() : T(0);
@@ -227,10 +251,6 @@ private:
 
 void evaluate_reduction(const ir::ReductionPlan& plan, const ReductionGeometry& g, const ReductionArgs& args,
                         void* dst) {
-  for (const ir::ReduceStage& s : plan.stages)
-    if (s.op == ReduceOp::ArgMin || s.op == ReduceOp::ArgMax)
-      throw Error(ErrorKind::Unavailable,
-                  fmt::format("{} is not implemented yet", ir::reduce_op_name(s.op)));
   Evaluator(plan, g, args).run(dst);
 }
 

@@ -14,9 +14,13 @@
 //  * mean is the float sum divided by the count; var is the mean squared
 //    deviation from the mean (ddof = 0, two passes: exact for large means).
 //    The mean of an empty set is NaN.
-//  * argmin/argmax give the first index of the extreme value (NaN-ignoring
-//    like min/max), as int64; -1 for an empty set... of zero length is an
-//    error before any kernel runs.
+//  * argmin/argmax give the first index of the extreme value as int64
+//    (along the axis; over all elements the flat index). NaN is skipped
+//    like min/max skip it (NumPy returns the first NaN's index instead), so
+//    x[argmin(x)] == min(x); an all-NaN set gives its first index. An empty
+//    set is an error (Usage) before any kernel runs. The GPU combines
+//    (value, index) pairs under a total order, so any order gives the same
+//    index.
 //  * any/all: bool; any of nothing is false, all of nothing is true.
 //  * Determinism: the same inputs on the same device give the same bits:
 //    every kernel combines partial results in a fixed order (no floating

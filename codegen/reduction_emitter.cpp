@@ -28,6 +28,16 @@ std::string acc_ctype(DType t) {
   return std::string(cuda_compute_type(t));
 }
 
+bool is_arg(ReduceOp op) { return op == ReduceOp::ArgMin || op == ReduceOp::ArgMax; }
+
+/// The type a stage accumulates in inside the kernel: argmin/argmax keep a
+/// (value, index) pair, gk_arg_<k>.
+std::string stage_acc_type(const ir::ReduceStage& s, unsigned k) {
+  if (is_arg(s.op))
+    return fmt::format("gk_arg_{}", k);
+  return acc_ctype(ir::reduce_accumulator_type(s.op, s.element));
+}
+
 std::string identity(ReduceOp op, DType acc) {
   bool dbl = acc == DType::Float64, flt = acc == DType::Float32, i64 = acc == DType::Int64;
   auto inf = [&](bool negative) -> std::string {
@@ -51,11 +61,16 @@ std::string identity(ReduceOp op, DType acc) {
       return inf(true);
     return i64 ? "(-9223372036854775807LL - 1)" : acc == DType::Int32 ? "(-2147483647 - 1)" : "0";
   case ReduceOp::ArgMin:
-  case ReduceOp::ArgMax: break;
+  case ReduceOp::ArgMax: {
+    // A NaN value with the largest index: every element beats it (see the
+    // gk_arg combine), and an all-NaN set keeps the first NaN's index.
+    std::string v = dbl   ? "__longlong_as_double(0x7ff8000000000000ULL)"
+                    : flt ? "__int_as_float(0x7fffffff)"
+                          : identity(op == ReduceOp::ArgMin ? ReduceOp::Min : ReduceOp::Max, acc);
+    return fmt::format("{{{}, 9223372036854775807LL}}", v);
   }
-  throw Error(ErrorKind::Usage, fmt::format("{} is not available on the GPU yet; use the CPU "
-                                            "fallback (GPUKIT_BACKEND=cpu)",
-                                            ir::reduce_op_name(op)));
+  }
+  llvm_unreachable("unknown ReduceOp");
 }
 
 std::string combine(ReduceOp op, DType acc) {
@@ -73,7 +88,13 @@ std::string combine(ReduceOp op, DType acc) {
   case ReduceOp::ArgMin:
   case ReduceOp::ArgMax: break;
   }
-  return identity(op, acc); // throws
+  // argmin/argmax: a number beats NaN; then the smaller (larger) value;
+  // then, on a tie (or two NaNs), the smaller index. A total order, so the
+  // result does not depend on the combining order: the first index of the
+  // extreme value, NaN skipped like min/max skip it.
+  return fmt::format("(a.v != a.v) != (b.v != b.v) ? ((a.v != a.v) ? b : a) : "
+                     "(a.v == a.v && b.v != a.v) ? (b.v {} a.v ? b : a) : (b.i < a.i ? b : a)",
+                     op == ReduceOp::ArgMin ? "<" : ">");
 }
 
 /// The value a stage keeps, from its accumulator and the element count.
@@ -81,6 +102,8 @@ std::string finish(const ir::ReduceStage& s, const std::string& acc, const std::
   DType a = ir::reduce_accumulator_type(s.op, s.element);
   if (s.op == ReduceOp::Mean)
     return fmt::format("{} / ({}){}", acc, acc_ctype(a), count);
+  if (is_arg(s.op))
+    return acc + ".i";
   return acc;
 }
 
@@ -163,7 +186,9 @@ public:
       w.line("{} gk_v;", type);
     code.emit(w, [&](size_t k) { return load(p.inputs()[k].name); },
               [&](size_t) { return lvalue.empty() ? std::string("gk_v") : lvalue; });
-    if (lvalue.empty())
+    if (lvalue.empty() && is_arg(Plan.stages[CurrentStage].op))
+      w.line("gk_acc = gk_op_{0}()(gk_acc, gk_arg_{0}{{gk_v, (long long)({1})}});", CurrentStage, Index);
+    else if (lvalue.empty())
       w.line("gk_acc = gk_op_{}()(gk_acc, gk_v);", CurrentStage);
     w.close();
   }
@@ -192,7 +217,8 @@ public:
         decls.push_back(fmt::format("{}* __restrict__ gk_dst", cuda_storage_type(p.type)));
         break;
       case ReductionParam::Kind::Partials:
-        decls.push_back(fmt::format("{}* __restrict__ gk_partials", acc_ctype(p.type)));
+        decls.push_back(fmt::format("{}* __restrict__ gk_partials",
+                                    PartialsType.empty() ? acc_ctype(p.type) : PartialsType));
         break;
       case ReductionParam::Kind::Geometry: decls.push_back("long long " + p.name); break;
       }
@@ -207,7 +233,15 @@ public:
   /// The functor type combining stage k's accumulators.
   void op_struct(SourceWriter& w, unsigned k) {
     const ir::ReduceStage& s = Plan.stages[k];
-    std::string t = acc_ctype(ir::reduce_accumulator_type(s.op, s.element));
+    std::string t = stage_acc_type(s, k);
+    if (is_arg(s.op)) {
+      std::string vt = acc_ctype(ir::reduce_accumulator_type(s.op, s.element));
+      w.line("struct gk_arg_{} {{ {} v; long long i; }};", k, vt);
+      w.line("// Lets gk_block_reduce shuffle the (value, index) pairs.");
+      w.line("__device__ __forceinline__ gk_arg_{0} __shfl_down_sync(unsigned m, gk_arg_{0} a, int o) {{", k);
+      w.line("  return {__shfl_down_sync(m, a.v, o), __shfl_down_sync(m, a.i, o)};");
+      w.line("}");
+    }
     w.line("struct gk_op_{} {{", k);
     w.line("  __device__ {0} operator()({0} a, {0} b) const {{ return {1}; }}", t,
            combine(s.op, ir::reduce_accumulator_type(s.op, s.element)));
@@ -225,6 +259,8 @@ public:
   CudaHelpers Helpers;
   std::vector<ReductionParam> Inputs, Scalars;
   unsigned CurrentStage = 0;
+  std::string Index;        ///< argmin/argmax: the element's index along the reduced axis
+  std::string PartialsType; ///< the partials' element type, when not the accumulator's
 };
 
 /// Writes a signature ending in "{" and indents the body.
@@ -286,7 +322,8 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
     tail.push_back({ReductionParam::Kind::Geometry, g, DType::Int64});
   std::vector<ReductionParam> params = b.signature_params(tail);
   std::string name = fmt::format("{}_p{}", base, k);
-  std::string at = acc_ctype(acc), vt = std::string(cuda_compute_type(acc));
+  std::string at = stage_acc_type(s, k), vt = std::string(cuda_compute_type(acc));
+  b.PartialsType = at;
 
   SourceWriter w;
   b.op_struct(w, k);
@@ -325,6 +362,7 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
       w.open("if (gk_p0 + (long long)gk_j * blockDim.x < gk_packs) {");
       w.line("#pragma unroll");
       w.open("for (int gk_k = 0; gk_k < {}; ++gk_k) {{", width);
+      b.Index = fmt::format("(gk_p0 + (long long)gk_j * blockDim.x) * {} + gk_k", width);
       b.element(w, s.body, [](const std::string& in) { return in + "_p[gk_j].v[gk_k]"; }, "", vt);
       w.close();
       w.close();
@@ -337,28 +375,116 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
       w.open("for (long long gk_i = (long long)blockIdx.x * blockDim.x + threadIdx.x; gk_i < extent;");
       w.line("     gk_i += (long long)gridDim.x * blockDim.x) {");
     }
+    b.Index = "gk_i";
     b.element(w, s.body, [](const std::string& in) { return in + "[gk_i]"; }, "", vt);
     w.close();
     w.line("gk_acc = gk_block_reduce(gk_acc, gk_op_{}(), gk_smem);", k);
     w.line("if (threadIdx.x == 0)");
     w.line("  gk_partials[blockIdx.x] = gk_acc;");
   } else {
-    // Column: thread = one column of one outer slice; blockIdx.z = a slice of rows.
+    // Column ([outer, extent, inner], reduced over extent). Why this shape
+    // (sum(x, 0) of 4096 x 8192 float32 was 74% of copy bandwidth with one
+    // 4-byte column per thread and ~17 row slices of ~240 rows):
+    //  * each thread owns W adjacent columns (a 16-byte pack, W = 4 floats)
+    //    so every load is 16 bytes and a warp reads 512 contiguous bytes;
+    //  * the rows are split into slices (column_splits(): about 4 blocks per
+    //    SM, at most 128 slices) so the grid covers the GPU even when a row
+    //    holds only a few thousand packs;
+    //  * the row loop loads U packs before combining any, so each thread has
+    //    U independent 16-byte loads in flight (latency hiding without
+    //    needing full occupancy);
+    //  * the partials are splits x inner accumulators (<= 128 x inner: a few
+    //    percent of the input's traffic), added in slice order by the
+    //    finalize kernel: deterministic.
+    // When inner is not a multiple of W (or the inputs are not 16-byte
+    // aligned) each thread owns one column and loads scalars.
+    unsigned cw = 1;
+    if (o.vectorize) {
+      KernelBuilder all(plan, o);
+      for (const ir::ReduceStage& st : plan.stages)
+        all.add_program(st.body);
+      cw = input_pack_width(all.Inputs);
+    }
+    width_out = cw;
+    width = cw;
+    constexpr unsigned U = 8; // packs in flight per thread
     w.line("// A 1-D grid of column blocks x outer slices x row slices.");
-    w.line("const long long gk_xblocks = (inner + blockDim.x - 1) / blockDim.x;");
-    w.line("const long long gk_col = (blockIdx.x % gk_xblocks) * blockDim.x + threadIdx.x;");
+    w.line("const bool gk_vec = inner % {} == 0;", cw);
+    w.line("const long long gk_threads = gk_vec ? inner / {} : inner;", cw);
+    w.line("const long long gk_xblocks = (gk_threads + blockDim.x - 1) / blockDim.x;");
+    w.line("const long long gk_t = (blockIdx.x % gk_xblocks) * blockDim.x + threadIdx.x;");
     w.line("const long long gk_o = (blockIdx.x / gk_xblocks) % outer;");
     w.line("const long long gk_z = blockIdx.x / (gk_xblocks * outer);");
     w.line("const long long gk_splits = gridDim.x / (gk_xblocks * outer);");
     w.line("const long long gk_rows = (extent + gk_splits - 1) / gk_splits;");
     w.line("const long long gk_begin = gk_z * gk_rows;");
     w.line("const long long gk_end = gk_begin + gk_rows < extent ? gk_begin + gk_rows : extent;");
-    w.line("if (gk_col >= inner)");
+    w.line("if (gk_t >= gk_threads)");
     w.line("  return;");
+    if (cw > 1) {
+      b.Helpers.use(Helper::Pack);
+      w.open("if (gk_vec) {");
+      w.line("const long long gk_col = gk_t * {};", cw);
+      for (unsigned r : reads) {
+        std::string t(cuda_compute_type(scalar_type(s.body, ir::stage_value_name(r))));
+        w.line("{} gk_r{}v[{}];", t, r, cw);
+        w.line("#pragma unroll");
+        w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
+        w.line("  gk_r{0}v[gk_k] = {1};", r,
+               loaded(plan.stages[r].result, fmt::format("gk_r{}[gk_o * inner + gk_col + gk_k]", r), b.Helpers));
+      }
+      w.line("{} gk_accv[{}];", at, cw);
+      w.line("#pragma unroll");
+      w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
+      w.line("  gk_accv[gk_k] = gk_acc;");
+      // Combines pack j of the loaded ones into the W accumulators, in row order.
+      auto combine_packs = [&](const std::string& pack, const std::string& row) {
+        b.Index = row;
+        w.line("#pragma unroll");
+        w.open("for (int gk_k = 0; gk_k < {}; ++gk_k) {{", cw);
+        w.line("{}& gk_acc = gk_accv[gk_k];", at);
+        for (unsigned r : reads)
+          w.line("const {} r{} = gk_r{}v[gk_k];", cuda_compute_type(scalar_type(s.body, ir::stage_value_name(r))), r, r);
+        b.element(w, s.body, [&](const std::string& in) { return in + pack + ".v[gk_k]"; }, "", vt);
+        w.close();
+      };
+      auto pack_at = [&](const ReductionParam& in, const std::string& row) {
+        return fmt::format("*reinterpret_cast<const {}*>({} + (gk_o * extent + {}) * inner + gk_col)",
+                           pack_type(in.type, cw), in.name, row);
+      };
+      w.line("long long gk_e = gk_begin;");
+      w.open("for (; gk_e + {} <= gk_end; gk_e += {}) {{", U, U);
+      w.line("// All {} loads are issued before the first add.", U);
+      for (const ReductionParam& in : b.Inputs)
+        w.line("{} {}_p[{}];", pack_type(in.type, cw), in.name, U);
+      w.line("#pragma unroll");
+      w.open("for (int gk_j = 0; gk_j < {}; ++gk_j) {{", U);
+      for (const ReductionParam& in : b.Inputs)
+        w.line("{}_p[gk_j] = {};", in.name, pack_at(in, "gk_e + gk_j"));
+      w.close();
+      w.line("#pragma unroll");
+      w.open("for (int gk_j = 0; gk_j < {}; ++gk_j) {{", U);
+      combine_packs("_p[gk_j]", "gk_e + gk_j");
+      w.close();
+      w.close();
+      w.open("for (; gk_e < gk_end; ++gk_e) {");
+      for (const ReductionParam& in : b.Inputs)
+        w.line("const {} {}_q = {};", pack_type(in.type, cw), in.name, pack_at(in, "gk_e"));
+      combine_packs("_q", "gk_e");
+      w.close();
+      w.line("#pragma unroll");
+      w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
+      w.line("  gk_partials[(gk_z * outer + gk_o) * inner + gk_col + gk_k] = gk_accv[gk_k];");
+      w.line("return;");
+      w.close();
+    }
+    w.line("// One column per thread, scalar loads.");
+    w.line("const long long gk_col = gk_t;");
     read_stage_values("gk_o * inner + gk_col");
     w.line("#pragma unroll 4");
     w.open("for (long long gk_e = gk_begin; gk_e < gk_end; ++gk_e) {");
     w.line("const long long gk_i = (gk_o * extent + gk_e) * inner + gk_col;");
+    b.Index = "gk_e";
     b.element(w, s.body, [](const std::string& in) { return in + "[gk_i]"; }, "", vt);
     w.close();
     w.line("gk_partials[(gk_z * outer + gk_o) * inner + gk_col] = gk_acc;");
@@ -373,7 +499,8 @@ ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEm
   const ir::ReduceStage& s = plan.stages[k];
   KernelBuilder b(plan, o);
   DType acc = ir::reduce_accumulator_type(s.op, s.element);
-  std::string at = acc_ctype(acc);
+  std::string at = stage_acc_type(s, k);
+  b.PartialsType = at;
   std::vector<ReductionParam> params = {{ReductionParam::Kind::Partials, "partials", acc},
                                         {ReductionParam::Kind::Destination, "dst", dst},
                                         {ReductionParam::Kind::Geometry, "groups", DType::Int64},
@@ -398,6 +525,8 @@ ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEm
     w.line("if (gk_g >= groups)");
     w.line("  return;");
     w.line("{} gk_acc = gk_partials[gk_g];", at);
+    w.line("// Slices in order; unrolled so that several loads are in flight.");
+    w.line("#pragma unroll 8");
     w.line("for (long long gk_s = 1; gk_s < parts; ++gk_s)");
     w.line("  gk_acc = gk_op_{}()(gk_acc, gk_partials[gk_s * groups + gk_g]);", k);
     w.line("gk_dst[gk_g] = {};", stored(dst, finish(s, "gk_acc", "count"), b.Helpers));
@@ -493,8 +622,9 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
   for (unsigned k = 0; k < plan.stages.size(); ++k) {
     const ir::ReduceStage& s = plan.stages[k];
     DType acc = ir::reduce_accumulator_type(s.op, s.element);
-    std::string at = acc_ctype(acc);
+    std::string at = stage_acc_type(s, k);
     b.CurrentStage = k;
+    b.Index = width > 1 ? fmt::format("gk_p * {} + gk_k", width) : "gk_p";
     w.line("// r{} = {} over the row", k, ir::reduce_op_name(s.op));
     w.line("__shared__ {} gk_smem{}[32];", at, k);
     w.open("const {} r{} = [&] {{", cuda_compute_type(s.result == DType::Bool ? DType::Bool : compute_type(s.result)), k);
@@ -545,11 +675,19 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
 
 } // namespace
 
-unsigned column_splits(long long outer, long long extent, long long inner, unsigned block, unsigned sms) {
-  long long blocks = outer * ((inner + block - 1) / block);
-  long long want = 4LL * sms; // enough blocks to fill the GPU
+unsigned column_threads(long long inner, unsigned width) {
+  return static_cast<unsigned>(width > 1 && inner % width == 0 ? inner / width : inner);
+}
+
+unsigned column_splits(long long outer, long long extent, long long inner, unsigned block, unsigned sms,
+                       unsigned width) {
+  long long blocks = outer * ((column_threads(inner, width) + block - 1) / block);
+  // About 4 blocks of 256 per SM (half occupancy, each thread with 8 packs
+  // in flight) and at most 128 slices, so the finalize pass reads at most
+  // 128 x inner partials; at least 16 rows per slice.
+  long long want = 4LL * sms;
   long long splits = std::max<long long>(1, (want + blocks - 1) / std::max<long long>(blocks, 1));
-  splits = std::min<long long>({splits, std::max<long long>(1, extent / 64), 65535});
+  splits = std::min<long long>({splits, std::max<long long>(1, extent / 16), 128});
   return static_cast<unsigned>(splits);
 }
 

@@ -10,8 +10,9 @@
 //    shuffles, then the warps' values in a fixed order), and a one-block
 //    kernel reducing the partials in a fixed order: deterministic.
 //  * Column ([outer, rows, inner], inner > 1): per stage, each thread owns
-//    one column (coalesced across the warp) and a slice of rows; a second
-//    kernel adds the slices in a fixed order.
+//    a 16-byte pack of adjacent columns (one column when inner is not a
+//    multiple of the pack width) and a slice of rows, with 8 loads in
+//    flight; a second kernel adds the slices in a fixed order.
 //  * Row ([rows, cols, 1]): one kernel for every stage and the epilogue:
 //    one block per row; the row's packs are loaded once into registers when
 //    cols <= 32 packs per thread (cached), or re-read per stage otherwise.
@@ -67,14 +68,18 @@ struct ReductionKernels {
 };
 
 /// The kernels for `plan`. Throws Error{Usage} for an epilogue outside a
-/// Row reduction, argmin/argmax (not yet on the GPU) or a block size
+/// Row reduction or a block size
 /// outside 32..1024 that is not a multiple of 32.
 ReductionKernels emit_reduction(const ir::ReductionPlan& plan, const ReductionEmitOptions& options);
 
 /// The number of partial slices a Column reduction of [outer, extent,
 /// inner] uses, and the grid of a Full reduction, for `sms` multiprocessors.
+/// `width` is the Column kernels' pack width (ReductionKernels::pack_width).
 unsigned column_splits(long long outer, long long extent, long long inner, unsigned block_size,
-                       unsigned sms);
+                       unsigned sms, unsigned width = 1);
+/// The threads a Column kernel uses per outer slice and row slice: inner /
+/// width when inner is a multiple of the pack width, else inner.
+unsigned column_threads(long long inner, unsigned width);
 unsigned full_grid(long long n, unsigned pack_width, unsigned block_size, unsigned sms);
 
 } // namespace gpukit::codegen

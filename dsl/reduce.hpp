@@ -15,7 +15,10 @@
 // expression must reduce the last axis; its value is broadcast back over
 // the row. Result types and accumulation: codegen/reduction.cpp. A full
 // reduction's result is a one-element array of shape [1] (0-d arrays come
-// with views). argmin/argmax are declared but not implemented yet.
+// with views). argmin/argmax give the int64 first index of the extreme
+// value along the axis (over all elements: the flat row-major index); NaN
+// is skipped like min/max skip it (NumPy instead returns the first NaN's
+// index), so x[argmin(x)] == min(x); an all-NaN set gives its first index.
 #pragma once
 
 #include "codegen/reduction.hpp"

@@ -8,6 +8,7 @@
 #include "dsl/array_base.hpp"
 #include "dsl/kernel_dump.hpp"
 #include "dsl/operand_layout.hpp"
+#include "dsl/operand_pins.hpp"
 #include "runtime/runtime.hpp"
 #include "support/error.hpp"
 
@@ -194,10 +195,12 @@ const ir::Constant& scalar_of(const AssignmentCall& call, const std::string& nam
   return call.scalars[index];
 }
 
-void check_output(const AssignmentType& type, const AssignmentCall& call, const CompiledReduction& c) {
-  const Geometry& g = c.key;
+// `g` is this call's geometry: a cached variant's key may come from an
+// earlier call of another shape (Full and Column variants do not depend on it).
+void check_output(const AssignmentType& type, const AssignmentCall& call, const CompiledReduction& c,
+                  const Geometry& g) {
   long long want = c.plan.epilogue && g.kind == codegen::ReductionKind::Row && c.plan.epilogue->nodes().size() > 1 &&
-                           c.key.main.size() == call.outputs[0]->size()
+                           g.main.size() == call.outputs[0]->size()
                        ? g.main.size()
                        : g.outer * g.inner;
   if (call.outputs[0]->size() != want)
@@ -221,6 +224,7 @@ void run_gpu(const CompiledReduction& c, const AssignmentCall& call, const Geome
   rt::Runtime& runtime = rt::Runtime::get();
   unsigned sms = runtime.device() ? static_cast<unsigned>(runtime.device()->sm_count) : 132;
   std::vector<Array<uint8_t>> workspace; // stage values and partials, freed stream-ordered
+  OperandPins scratch; // destroyed before `workspace`: pins die before their buffers
   std::vector<uint64_t> stage_address(c.plan.stages.size(), 0);
   const long long groups = g.outer * g.inner;
   uint64_t partials = 0;
@@ -237,17 +241,22 @@ void run_gpu(const CompiledReduction& c, const AssignmentCall& call, const Geome
         grid = codegen::full_grid(g.extent, c.kernels.pack_width, block, sms);
         parts = grid;
       } else {
-        grid = static_cast<unsigned>((g.inner + block - 1) / block);
+        grid = (codegen::column_threads(g.inner, c.kernels.pack_width) + block - 1) / block;
         grid_y = static_cast<unsigned>(g.outer);
-        grid_z = codegen::column_splits(g.outer, g.extent, g.inner, block, sms);
+        grid_z = codegen::column_splits(g.outer, g.extent, g.inner, block, sms, c.kernels.pack_width);
         parts = grid_z;
       }
-      workspace.emplace_back(Shape(static_cast<int64_t>(parts * std::max<long long>(groups, 1) * size_of(acc) + 16)));
+      ir::ReduceOp op = c.plan.stages[k.stage].op;
+      // argmin/argmax partials are (value, index) pairs of 16 bytes.
+      long long bytes = op == ir::ReduceOp::ArgMin || op == ir::ReduceOp::ArgMax ? 16 : size_of(acc);
+      workspace.emplace_back(Shape(static_cast<int64_t>(parts * std::max<long long>(groups, 1) * bytes + 16)));
+      scratch.add(workspace.back()); // spillable like any array: pinned until enqueued
       partials = workspace.back().address();
     } else if (k.role == codegen::ReductionKernel::Role::Finalize) {
       grid = g.kind == codegen::ReductionKind::Full ? 1 : static_cast<unsigned>((groups + block - 1) / block);
       if (!last_stage) {
         workspace.emplace_back(Shape(static_cast<int64_t>(groups * 8 + 16)));
+        scratch.add(workspace.back());
         stage_address[k.stage] = workspace.back().address();
       }
     } else {
@@ -291,12 +300,19 @@ void run_gpu(const CompiledReduction& c, const AssignmentCall& call, const Geome
 } // namespace
 
 void execute_reduction(ReductionVariants& v, const AssignmentCall& call) {
+  OperandPins pins; // resident until the launches are enqueued (see dsl/operand_pins.hpp)
+  pins.add(call.outputs);
+  pins.add(call.leaves);
   std::string what = describe(v.type(), call);
   Geometry g = geometry_of(call, what);
   const CompiledReduction& c = variant(v, call, g);
-  check_output(v.type(), call, c);
+  check_output(v.type(), call, c, g);
   if (g.outer * g.inner == 0)
     return;
+  for (const ir::ReduceStage& s : c.plan.stages)
+    if (g.extent == 0 && (s.op == ir::ReduceOp::ArgMin || s.op == ir::ReduceOp::ArgMax))
+      throw Error(ErrorKind::Usage, fmt::format("{}: {} over an empty axis of {} has no index", what,
+                                                ir::reduce_op_name(s.op), g.main.to_string()));
   if (c.on_gpu)
     run_gpu(c, call, g);
   else

@@ -39,12 +39,36 @@ TEST(ReduceCodegen, LayerNormGolden) {
   test::expect_golden("reduce_layernorm_f32.cu", info.source);
 }
 
+/// A plan's kernels, one source each: every golden file is one NVRTC
+/// program (the runtime tests compile each).
+std::vector<std::string> split_kernels(const std::string& sources) {
+  std::vector<std::string> kernels;
+  const std::string header = "// gpukit reduction kernel";
+  for (size_t at = sources.find(header); at != std::string::npos;) {
+    size_t next = sources.find(header, at + header.size());
+    kernels.push_back(sources.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    at = next;
+  }
+  return kernels;
+}
+
+TEST(ReduceCodegen, ColumnSumAndArgMaxGolden) {
+  auto x = Array<float>::random({64, 256}, 1).named("x");
+  Array<float> cols(Shape(256));
+  std::vector<std::string> column = split_kernels(inspect(cols, sum(x, 0)).source);
+  ASSERT_EQ(column.size(), 2u) << "a column sum is a partial pass and a fixed-order combining pass";
+  test::expect_golden("reduce_column_sum_f32.partials.cu", column[0]);
+  test::expect_golden("reduce_column_sum_f32.combine.cu", column[1]);
+  Array<int64_t> idx(Shape(64));
+  test::expect_golden("reduce_row_argmax_f32.cu", inspect(idx, argmax(x, 1)).source);
+}
+
 TEST(ReduceCodegen, NvrtcCompilesEveryFamilyAndDType) {
   rt::Runtime& runtime = rt::Runtime::get();
   if (!runtime.nvrtc())
     GTEST_SKIP() << "NVRTC is not available: " << runtime.fallback_reason();
-  const ir::ReduceOp ops[] = {ir::ReduceOp::Sum, ir::ReduceOp::Max, ir::ReduceOp::Mean, ir::ReduceOp::Var,
-                              ir::ReduceOp::Prod};
+  const ir::ReduceOp ops[] = {ir::ReduceOp::Sum,  ir::ReduceOp::Max,    ir::ReduceOp::Mean,  ir::ReduceOp::Var,
+                              ir::ReduceOp::Prod, ir::ReduceOp::ArgMin, ir::ReduceOp::ArgMax};
   for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64,
                   DType::UInt8}) {
     for (ir::ReduceOp op : ops) {
@@ -86,6 +110,23 @@ TEST(ReduceCodegen, LongRowsStreamInsteadOfCaching) {
   if (runtime.nvrtc())
     EXPECT_NO_THROW(runtime.kernels().get({ks.kernels[0].cuda.name, ks.kernels[0].cuda.source,
                                            ks.kernels[0].cuda.nvrtc_options}));
+}
+
+TEST(ReduceCodegen, ColumnKernelLoadsPacksWithLoadsInFlight) {
+  ir::ReductionPlan plan;
+  ir::add_stage(plan, ir::ReduceOp::Sum, body_of(DType::Float32), DType::Float32);
+  codegen::ReductionEmitOptions o;
+  o.kind = codegen::ReductionKind::Column;
+  auto ks = codegen::emit_reduction(plan, o);
+  ASSERT_EQ(ks.kernels.size(), 2u);
+  EXPECT_EQ(ks.pack_width, 4u);
+  EXPECT_NE(ks.kernels[0].cuda.source.find("gk_pack<float, 4>"), std::string::npos) << ks.kernels[0].cuda.source;
+  // 4096 x 8192 float32 on 132 SMs: 8 column blocks of 256 threads x 66
+  // row slices (about 4 blocks per SM, <= 128 slices).
+  EXPECT_EQ(codegen::column_threads(8192, 4), 2048u);
+  EXPECT_EQ(codegen::column_splits(1, 4096, 8192, 256, 132, 4), 66u);
+  EXPECT_EQ(codegen::column_threads(53, 4), 53u);
+  EXPECT_LE(codegen::column_splits(1, 1 << 20, 64, 256, 132, 4), 128u);
 }
 
 } // namespace

@@ -182,6 +182,62 @@ TEST(Reduce, HalfAccumulatesInFloat) {
   EXPECT_EQ(static_cast<float>(eval(sum(x)).item_sync()), 4096.0f);
 }
 
+// argmin/argmax: the first index of the extreme value (ties: first wins),
+// over all elements (flat index), rows and columns; values from a small
+// set so that ties are everywhere.
+template <typename T> void check_arg_reductions(int64_t R, int64_t C, unsigned seed) {
+  std::vector<T> hv(static_cast<size_t>(R * C));
+  std::srand(seed);
+  for (size_t k = 0; k < hv.size(); ++k) // (std::vector<bool> has no T&)
+    hv[k] = static_cast<T>(std::rand() % 5);
+  auto x = Array<T>::from_host(hv, Shape({R, C})).named("x");
+  auto first = [&](bool is_min, int64_t start, int64_t n, int64_t stride) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < n; ++k) {
+      T a = hv[start + k * stride], b = hv[start + best * stride];
+      if (is_min ? a < b : a > b)
+        best = k;
+    }
+    return best;
+  };
+  for (bool is_min : {true, false}) {
+    SCOPED_TRACE(is_min ? "argmin" : "argmax");
+    Array<int64_t> full = is_min ? eval(argmin(x)) : eval(argmax(x));
+    ASSERT_EQ(full.shape(), Shape(1));
+    EXPECT_EQ(full.to_host()[0], first(is_min, 0, R * C, 1));
+    Array<int64_t> rows = is_min ? eval(argmin(x, 1)) : eval(argmax(x, 1));
+    Array<int64_t> cols = is_min ? eval(argmin(x, 0)) : eval(argmax(x, 0));
+    ASSERT_EQ(rows.shape(), Shape(R));
+    ASSERT_EQ(cols.shape(), Shape(C));
+    std::vector<int64_t> hr = rows.to_host(), hc = cols.to_host();
+    for (int64_t r = 0; r < R; ++r)
+      EXPECT_EQ(hr[r], first(is_min, r * C, C, 1)) << "row " << r;
+    for (int64_t c = 0; c < C; ++c)
+      EXPECT_EQ(hc[c], first(is_min, c, R, C)) << "column " << c;
+  }
+}
+
+TEST(Reduce, ArgMinArgMaxFirstIndexEveryDType) {
+  for (auto [R, C] : {std::pair<int64_t, int64_t>{37, 53}, {300, 64}, {5, 4096}}) {
+    check_arg_reductions<float>(R, C, 11);
+    check_arg_reductions<double>(R, C, 12);
+    check_arg_reductions<int32_t>(R, C, 13);
+    check_arg_reductions<int64_t>(R, C, 14);
+    check_arg_reductions<uint8_t>(R, C, 15);
+    check_arg_reductions<bool>(R, C, 16);
+  }
+}
+
+TEST(Reduce, ArgMinArgMaxSkipNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto x = Array<float>::from_host(std::vector<float>{nan, 3, -2, nan, -2, 7, 7, nan}).named("x");
+  EXPECT_EQ(eval(argmin(x)).to_host()[0], 2);
+  EXPECT_EQ(eval(argmax(x)).to_host()[0], 5);
+  auto all_nan = Array<float>::from_host(std::vector<float>{nan, nan, nan}).named("n");
+  EXPECT_EQ(eval(argmin(all_nan)).to_host()[0], 0);
+  EXPECT_EQ(eval(argmax(all_nan)).to_host()[0], 0);
+}
+
 TEST(Reduce, WrongOutputShapeIsAShapeError) {
   auto x = Array<float>::random({4, 5}, 12);
   Array<float> out(Shape(5));

@@ -1,0 +1,106 @@
+// gpukit reduction kernel rd_eb49923f_p0 — out = sum(x, 0)  (dsl/reduce_codegen_test.cpp:58)
+
+// N consecutive elements, loaded and stored as one aligned vector access.
+template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };
+
+
+// Reduces v over the block; every thread returns the same value. Warps
+// reduce with shuffles, then every thread combines the warps' values in
+// warp order: the result does not depend on timing (deterministic).
+template <typename T, typename F>
+__device__ __forceinline__ T gk_block_reduce(T v, F f, T* smem) {
+  #pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = f(v, __shfl_down_sync(0xffffffffu, v, o));
+  __syncthreads(); // smem may still be read by the previous reduction
+  if ((threadIdx.x & 31) == 0)
+    smem[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = smem[0];
+  for (int k = 1; k < (int)(blockDim.x >> 5); ++k)
+    v = f(v, smem[k]);
+  return v;
+}
+struct gk_op_0 {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+extern "C" __global__ void __launch_bounds__(256)
+rd_eb49923f_p0(const float* __restrict__ x,
+               float* __restrict__ gk_partials,
+               long long outer,
+               long long extent,
+               long long inner) {
+  __shared__ float gk_smem[32];
+  float gk_acc = 0;
+  // A 1-D grid of column blocks x outer slices x row slices.
+  const bool gk_vec = inner % 4 == 0;
+  const long long gk_threads = gk_vec ? inner / 4 : inner;
+  const long long gk_xblocks = (gk_threads + blockDim.x - 1) / blockDim.x;
+  const long long gk_t = (blockIdx.x % gk_xblocks) * blockDim.x + threadIdx.x;
+  const long long gk_o = (blockIdx.x / gk_xblocks) % outer;
+  const long long gk_z = blockIdx.x / (gk_xblocks * outer);
+  const long long gk_splits = gridDim.x / (gk_xblocks * outer);
+  const long long gk_rows = (extent + gk_splits - 1) / gk_splits;
+  const long long gk_begin = gk_z * gk_rows;
+  const long long gk_end = gk_begin + gk_rows < extent ? gk_begin + gk_rows : extent;
+  if (gk_t >= gk_threads)
+    return;
+  if (gk_vec) {
+    const long long gk_col = gk_t * 4;
+    float gk_accv[4];
+    #pragma unroll
+    for (int gk_k = 0; gk_k < 4; ++gk_k)
+      gk_accv[gk_k] = gk_acc;
+    long long gk_e = gk_begin;
+    for (; gk_e + 8 <= gk_end; gk_e += 8) {
+      // All 8 loads are issued before the first add.
+      gk_pack<float, 4> x_p[8];
+      #pragma unroll
+      for (int gk_j = 0; gk_j < 8; ++gk_j) {
+        x_p[gk_j] = *reinterpret_cast<const gk_pack<float, 4>*>(x + (gk_o * extent + gk_e + gk_j) * inner + gk_col);
+      }
+      #pragma unroll
+      for (int gk_j = 0; gk_j < 8; ++gk_j) {
+        #pragma unroll
+        for (int gk_k = 0; gk_k < 4; ++gk_k) {
+          float& gk_acc = gk_accv[gk_k];
+          {
+            float gk_v;
+            gk_v = x_p[gk_j].v[gk_k];
+            gk_acc = gk_op_0()(gk_acc, gk_v);
+          }
+        }
+      }
+    }
+    for (; gk_e < gk_end; ++gk_e) {
+      const gk_pack<float, 4> x_q = *reinterpret_cast<const gk_pack<float, 4>*>(x + (gk_o * extent + gk_e) * inner + gk_col);
+      #pragma unroll
+      for (int gk_k = 0; gk_k < 4; ++gk_k) {
+        float& gk_acc = gk_accv[gk_k];
+        {
+          float gk_v;
+          gk_v = x_q.v[gk_k];
+          gk_acc = gk_op_0()(gk_acc, gk_v);
+        }
+      }
+    }
+    #pragma unroll
+    for (int gk_k = 0; gk_k < 4; ++gk_k)
+      gk_partials[(gk_z * outer + gk_o) * inner + gk_col + gk_k] = gk_accv[gk_k];
+    return;
+  }
+  // One column per thread, scalar loads.
+  const long long gk_col = gk_t;
+  #pragma unroll 4
+  for (long long gk_e = gk_begin; gk_e < gk_end; ++gk_e) {
+    const long long gk_i = (gk_o * extent + gk_e) * inner + gk_col;
+    {
+      float gk_v;
+      gk_v = x[gk_i];
+      gk_acc = gk_op_0()(gk_acc, gk_v);
+    }
+  }
+  gk_partials[(gk_z * outer + gk_o) * inner + gk_col] = gk_acc;
+}
+
