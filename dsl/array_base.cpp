@@ -1,6 +1,7 @@
 #include "dsl/array_base.hpp"
 
 #include "dsl/array.hpp"
+#include "dsl/operand_pins.hpp"
 
 #include "runtime/runtime.hpp"
 #include "support/error.hpp"
@@ -23,20 +24,17 @@ Strides row_major_strides(const Shape& shape) {
 
 ArrayBase::ArrayBase(DType type, const Shape& shape)
     : Storage(std::make_shared<Buffer>(static_cast<size_t>(shape.size()) * size_of(type))),
-      Address(Storage->allocation().address), Extents(shape), Steps(row_major_strides(shape)),
+      Extents(shape), Steps(row_major_strides(shape)),
       Type(type) {}
 
 ArrayBase::ArrayBase(const ArrayBase& other, ShareTag)
-    : Storage(other.Storage), Address(other.Address), Extents(other.Extents), Steps(other.Steps),
+    : Storage(other.Storage), Extents(other.Extents), Steps(other.Steps),
       Offset(other.Offset), Type(other.Type), Name(other.Name) {}
 
 ArrayBase::ArrayBase(const ArrayBase& other, ShareTag, const Shape& shape, const Strides& strides,
                      int64_t offset)
     : Storage(other.Storage), Extents(shape), Steps(strides), Offset(offset), Type(other.Type),
-      Name(other.Name) {
-  uint64_t base = Storage ? Storage->allocation().address : 0;
-  Address = base ? base + static_cast<uint64_t>(offset) * size_of(Type) : 0;
-}
+      Name(other.Name) {}
 
 bool ArrayBase::is_contiguous() const {
   int64_t step = 1;
@@ -51,7 +49,7 @@ bool ArrayBase::is_contiguous() const {
 }
 
 bool ArrayBase::same_view_as(const ArrayBase& other) const {
-  if (Address != other.Address || Type != other.Type || !(Extents == other.Extents))
+  if (address() != other.address() || Type != other.Type || !(Extents == other.Extents))
     return false;
   for (unsigned k = 0; k < Extents.rank(); ++k)
     if (Extents[k] != 1 && Steps[k] != other.Steps[k])
@@ -83,9 +81,8 @@ bool ArrayBase::may_overlap(const ArrayBase& other) const {
 // A moved-from array is empty ([0], no buffer) rather than unspecified, so
 // using one gives a shape error that says so.
 ArrayBase::ArrayBase(ArrayBase&& other) noexcept
-    : Storage(std::move(other.Storage)), Address(other.Address), Extents(other.Extents),
-      Steps(other.Steps), Offset(other.Offset), Type(other.Type), Name(std::move(other.Name)) {
-  other.Address = 0;
+    : Storage(std::move(other.Storage)), Extents(other.Extents), Steps(other.Steps),
+      Offset(other.Offset), Type(other.Type), Name(std::move(other.Name)) {
   other.Extents = Shape();
   other.Steps = row_major_strides(other.Extents);
   other.Offset = 0;
@@ -95,13 +92,11 @@ ArrayBase& ArrayBase::operator=(ArrayBase&& other) noexcept {
   if (this == &other)
     return *this;
   Storage = std::move(other.Storage);
-  Address = other.Address;
   Extents = other.Extents;
   Steps = other.Steps;
   Offset = other.Offset;
   Type = other.Type;
   Name = std::move(other.Name);
-  other.Address = 0;
   other.Extents = Shape();
   other.Steps = row_major_strides(other.Extents);
   other.Offset = 0;
@@ -125,16 +120,23 @@ static rt::Allocation from_element_zero(rt::Allocation whole, uint64_t address) 
   return {address, whole.bytes - static_cast<size_t>(address - whole.address)};
 }
 
+// Copies pin the buffer on the runtime's stream, where Runtime orders them.
 void ArrayBase::copy_from_host(const void* src, size_t bytes) {
   if (bytes == 0)
     return;
-  rt::Runtime::get().copy_to_device(from_element_zero(allocation(), Address), src, bytes);
+  rt::Runtime& runtime = rt::Runtime::get();
+  OperandPins pin(runtime.stream());
+  pin.add(*this);
+  runtime.copy_to_device(from_element_zero(allocation(), address()), src, bytes);
 }
 
 void ArrayBase::copy_to_host(void* dst, size_t bytes) const {
   if (bytes == 0)
     return;
-  rt::Runtime::get().copy_to_host(dst, from_element_zero(allocation(), Address), bytes);
+  rt::Runtime& runtime = rt::Runtime::get();
+  OperandPins pin(runtime.stream());
+  pin.add(*this);
+  runtime.copy_to_host(dst, from_element_zero(allocation(), address()), bytes);
 }
 
 void throw_count_mismatch(std::string_view what, size_t count, const Shape& shape) {

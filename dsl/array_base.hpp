@@ -43,11 +43,19 @@ public:
   /// The name used in kernel source, labels and messages; empty when unnamed.
   const std::string& name() const { return Name; }
   /// The array's memory (device memory, or host memory on the CPU fallback).
+  /// The pool may spill it and restore it elsewhere: exact only while the
+  /// buffer is pinned (OperandPins), which every launch and copy does.
   rt::Allocation allocation() const {
     return Storage ? Storage->allocation() : rt::Allocation{};
   }
-  /// The address of element 0 (0 for an empty or moved-from array).
-  uint64_t address() const { return Address; }
+  /// The address of element 0 (0 for an empty or moved-from array); exact
+  /// only while pinned, like allocation().
+  uint64_t address() const {
+    uint64_t base = Storage ? Storage->address() : 0;
+    return base ? base + static_cast<uint64_t>(Offset) * size_of(Type) : 0;
+  }
+  /// The buffer (nullptr for a moved-from array): what OperandPins pins.
+  Buffer* buffer() const { return Storage.get(); }
   /// Distance between neighbouring elements along each axis, in elements
   /// (the first rank() values are meaningful).
   const Strides& strides() const { return Steps; }
@@ -91,7 +99,6 @@ protected:
 
 private:
   std::shared_ptr<Buffer> Storage;
-  uint64_t Address = 0;
   Shape Extents;
   Strides Steps{};
   int64_t Offset = 0;

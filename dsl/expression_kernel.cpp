@@ -12,6 +12,7 @@
 #include "dsl/kernel_dump.hpp"
 #include "dsl/tuned_launch.hpp"
 #include "dsl/operand_layout.hpp"
+#include "dsl/operand_pins.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/scheduler/scheduling.hpp"
 #include "support/error.hpp"
@@ -477,6 +478,11 @@ const CompiledExpression& KernelVariants::get(const VariantKey& key, const Assig
 
 void execute(KernelVariants& variants, const AssignmentCall& call) {
   const AssignmentType& type = variants.type();
+  // Resident from here until the launch is enqueued (or the CPU evaluator
+  // returns): every address below is read after all operands are pinned.
+  OperandPins pins;
+  pins.add(call.outputs);
+  pins.add(call.leaves);
   check_operands(type, call);
   size_t n = static_cast<size_t>(call.outputs[0]->size());
   if (n == 0)
@@ -489,6 +495,9 @@ void execute(KernelVariants& variants, const AssignmentCall& call) {
 }
 
 KernelInfo inspect(KernelVariants& variants, const AssignmentCall& call) {
+  OperandPins pins; // aliasing is decided from addresses
+  pins.add(call.outputs);
+  pins.add(call.leaves);
   check_operands(variants.type(), call);
   size_t n = static_cast<size_t>(call.outputs[0]->size());
   IterationSpace space;

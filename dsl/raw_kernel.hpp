@@ -15,6 +15,7 @@
 #pragma once
 
 #include "dsl/array.hpp"
+#include "dsl/operand_pins.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/runtime.hpp"
 
@@ -43,6 +44,10 @@ public:
   template <typename... Args> void launch(rt::LaunchShape shape, const Args&... args) {
     // One 8-byte slot per argument (Arrays: the device address; scalars:
     // their bytes); cuLaunchKernel reads each through args[k].
+    // Array arguments stay resident (not spilled) until the launch is
+    // enqueued; every one is pinned before any address is read.
+    detail::OperandPins pins;
+    (pin_array(pins, args), ...);
     std::array<uint64_t, sizeof...(Args) ? sizeof...(Args) : 1> slots{};
     std::array<void*, sizeof...(Args) ? sizeof...(Args) : 1> pointers{};
     size_t k = 0;
@@ -54,6 +59,10 @@ public:
   const std::string& source() const { return Source; }
 
 private:
+  template <typename A> static void pin_array(detail::OperandPins& pins, const A& a) {
+    if constexpr (is_array_v<A>)
+      pins.add(a);
+  }
   template <typename A> static uint64_t argument_bits(const A& a) {
     if constexpr (is_array_v<A>) {
       return a.address();
