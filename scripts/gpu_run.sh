@@ -42,3 +42,10 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
   [ -x "$b/bench/qos_bench" ] && "$b/bench/qos_bench" --out "$out/qos.json" 2>&1 | tail -8 | tee -a "$out/bench.txt"
   (cd "$root" && PYTHONUNBUFFERED=1 timeout 300 python3 bench/peers.py --out "$out/peers.json" 2>&1 | tail -30 | tee "$out/peers.txt")
 fi
+
+if [ "$mode" = tune ] || [ "$mode" = all ]; then
+  # Issue 7's flow: tune once, then a new process uses the stored winner.
+  export GPUKIT_CACHE_DIR=$(mktemp -d)
+  "$b/tools/gpukit" tune "$root/examples/black_scholes.gk" --size N=67108864 2>&1 | tee "$out/tune.txt"
+  "$b/tools/gpukit" bench "$root/examples/black_scholes.gk" --size N=67108864 --explain 2>&1 | tee -a "$out/tune.txt"
+fi
