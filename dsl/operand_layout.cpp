@@ -8,8 +8,28 @@
 #include <llvm/ADT/StringRef.h>
 
 #include <optional>
+#include <source_location>
 
 namespace gpukit::detail {
+
+namespace {
+
+/// "examples/saxpy.cpp:18": the last two components of the path; "" for a
+/// default-constructed location (line 0).
+std::string format_location(const std::source_location& where) {
+  if (where.line() == 0)
+    return "";
+  llvm::StringRef path(where.file_name());
+  size_t last = path.rfind('/');
+  if (last != llvm::StringRef::npos && last > 0) {
+    size_t before = path.rfind('/', last - 1);
+    if (before != llvm::StringRef::npos)
+      path = path.drop_front(before + 1);
+  }
+  return fmt::format("{}:{}", path.str(), where.line());
+}
+
+} // namespace
 
 OperandLayout make_layout(const AssignmentCall& call) {
   OperandLayout layout;
@@ -104,18 +124,5 @@ std::string describe(const AssignmentType& type, const AssignmentCall& call) {
   return text;
 }
 
-
-std::string format_location(const std::source_location& where) {
-  if (where.line() == 0)
-    return "";
-  llvm::StringRef path(where.file_name());
-  size_t last = path.rfind('/');
-  if (last != llvm::StringRef::npos && last > 0) {
-    size_t before = path.rfind('/', last - 1);
-    if (before != llvm::StringRef::npos)
-      path = path.drop_front(before + 1);
-  }
-  return fmt::format("{}:{}", path.str(), where.line());
-}
 
 } // namespace gpukit::detail

@@ -15,7 +15,6 @@
 #include <llvm/ADT/SmallVector.h>
 
 #include <cstdint>
-#include <source_location>
 #include <string>
 
 namespace gpukit::detail {
@@ -51,9 +50,5 @@ std::string make_label(const AssignmentType& type, const AssignmentCall& call,
 
 /// "`out = x + y` at examples/saxpy.cpp:18", for messages.
 std::string describe(const AssignmentType& type, const AssignmentCall& call);
-
-/// "examples/saxpy.cpp:18": the last two components of the path; "" for a
-/// default-constructed location (line 0).
-std::string format_location(const std::source_location& where);
 
 } // namespace gpukit::detail
