@@ -8,7 +8,7 @@
 // ordered, default pool kept warm); (2) 256 MiB host<->device bandwidth,
 // pinned vs pageable, through the engine and through plain cuMemcpy; (3) a
 // copy overlapping a kernel. Without a GPU it says why and exits 0.
-#include "runtime/driver_allocator.hpp"
+#include "runtime/byte_size.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/driver_handles.hpp"
 #include "runtime/memory_backend_driver.hpp"

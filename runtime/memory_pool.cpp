@@ -1,6 +1,6 @@
 #include "runtime/memory_pool.hpp"
 
-#include "runtime/driver_allocator.hpp"
+#include "runtime/byte_size.hpp"
 #include "runtime/memory_backend_driver.hpp"
 #include "runtime/memory_backend_host.hpp"
 #include "runtime/memory_pool_arena.hpp"

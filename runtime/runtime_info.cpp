@@ -1,7 +1,7 @@
 #include "runtime/runtime_info.hpp"
 
 #include "runtime/disk_cache.hpp"
-#include "runtime/driver_allocator.hpp"
+#include "runtime/byte_size.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/nvrtc_api.hpp"
 #include "runtime/runtime.hpp"

@@ -2,7 +2,7 @@
 
 #include "child_process.hpp"
 #include "runtime/driver_api.hpp"
-#include "runtime/host_allocator.hpp"
+#include "runtime/memory_pool.hpp"
 #include "runtime/nvrtc_api.hpp"
 #include "runtime/runtime_info.hpp"
 #include "support/error.hpp"
@@ -222,8 +222,10 @@ TEST_F(RuntimeTest, DescribeRuntimeNamesEverything) {
   EXPECT_EQ(report, "");
 }
 
+// The CPU fallback's allocator is the memory pool over host memory.
 TEST(HostAllocator, AlignsAndSizes) {
-  HostAllocator host;
+  std::unique_ptr<MemoryPool> pool = make_host_pool();
+  MemoryPool& host = *pool;
   for (size_t bytes : {size_t(1), size_t(3), size_t(255), size_t(256), size_t(1000), size_t(1) << 20}) {
     Allocation a = host.allocate(bytes);
     ASSERT_TRUE(a);
@@ -237,7 +239,8 @@ TEST(HostAllocator, AlignsAndSizes) {
 }
 
 TEST(HostAllocator, ImpossibleSizeIsOutOfMemory) {
-  HostAllocator host;
+  std::unique_ptr<MemoryPool> pool = make_host_pool();
+  MemoryPool& host = *pool;
   try {
     host.allocate(~size_t(0) - 10);
     FAIL() << "no exception";
