@@ -3,7 +3,6 @@
 #include "runtime/driver_api.hpp"
 #include "runtime/memory_pool.hpp"
 #include "runtime/nvrtc_api.hpp"
-#include "runtime/nvrtc_compiler.hpp"
 #include "runtime/scheduler/scheduling.hpp"
 #include "runtime/scheduler/task.hpp"
 #include "support/error.hpp"
@@ -164,25 +163,9 @@ void Runtime::init_gpu(const DriverApi& driver) {
   Kernels = std::make_unique<KernelCache>(Nvrtc, Driver, Arch, KernelCacheConfig{Context.get()});
   Scheduling = sched::Scheduling::on_gpu(driver, Context.get(), OwnedStream.get(),
                                          quota ? quota : Device->total_memory);
-  // NVRTC's first compilation in a process pays a one-time start-up (it
-  // loads and initialises its builtins: tens of milliseconds). Pay it here,
-  // on a thread of its own, while the program is still creating and
-  // uploading its data, rather than inside its first assignment. NVRTC
-  // compiles different programs concurrently, so a real compilation that
-  // starts meanwhile does not wait for this one; failures are ignored here
-  // and reported by the real compilation.
-  NvrtcWarmUp = std::thread([nvrtc = Nvrtc, arch = Arch] {
-    try {
-      NvrtcCompiler(*nvrtc).compile("gpukit_warm_up",
-                                    "extern \"C\" __global__ void gpukit_warm_up() {}", arch, {});
-    } catch (const Error&) {
-    }
-  });
 }
 
 Runtime::~Runtime() {
-  if (NvrtcWarmUp.joinable())
-    NvrtcWarmUp.join();
   // The dispatch controller drains its streams first; then kernels and
   // memory go, before the stream and the context reference they live in.
   Scheduling.reset();

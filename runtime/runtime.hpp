@@ -19,7 +19,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 
 namespace gpukit::rt {
 
@@ -117,8 +116,6 @@ private:
   std::unique_ptr<MemoryPool> Pool;
   std::unique_ptr<KernelCache> Kernels;
   std::unique_ptr<sched::Scheduling> Scheduling;
-  /// Compiles a trivial kernel once, off the caller's thread (see init_gpu).
-  std::thread NvrtcWarmUp;
 
   void init_gpu(const DriverApi& driver);
 };
