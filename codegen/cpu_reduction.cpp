@@ -230,6 +230,16 @@ public:
     }
     const ir::Program& e = *Plan.epilogue;
     DType t = e.outputs().front().type;
+    if (Plan.epilogue_scope == ir::EpilogueScope::Group) {
+      // Once per result, reading its operands at the result's index.
+      for (long long gi = 0; gi < groups; ++gi) {
+        std::vector<const void*> ins;
+        for (const ir::Operand& in : e.inputs())
+          ins.push_back(static_cast<const std::byte*>(input(in.name)) + gi * size_of(in.type));
+        evaluate(e, ins, {static_cast<std::byte*>(dst) + gi * size_of(t)}, scalars(e, gi), 1);
+      }
+      return;
+    }
     for (long long o = 0; o < G.outer; ++o) {
       std::vector<const void*> ins;
       for (const ir::Operand& in : e.inputs()) {

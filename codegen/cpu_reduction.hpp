@@ -33,8 +33,9 @@ struct ReductionArgs {
 };
 
 /// Writes the plan's result to `dst`: outer * inner values of the last
-/// stage's result type, or (with an epilogue) outer * extent elements of
-/// the epilogue's output type. Throws Error{Usage} for argmin/argmax over an
+/// stage's result type, or with an epilogue of the output's type: outer *
+/// inner values (EpilogueScope::Group, reading its operands at the
+/// result's index) or outer * extent elements (Element). Throws Error{Usage} for argmin/argmax over an
 /// empty extent and for a missing input or scalar.
 void evaluate_reduction(const ir::ReductionPlan& plan, const ReductionGeometry& g,
                         const ReductionArgs& args, void* dst);

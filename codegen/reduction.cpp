@@ -89,9 +89,13 @@ DType reduce_body_type(ReduceOp op, DType element) { return reduce_accumulator_t
 
 std::string stage_value_name(unsigned k) { return fmt::format("r{}", k); }
 
+bool is_stage_value_name(std::string_view name) {
+  return name.size() > 1 && name[0] == 'r' && name[1] >= '0' && name[1] <= '9';
+}
+
 bool reads_stage_values(const Program& program) {
   for (const ScalarParam& s : program.scalars())
-    if (s.name.size() > 1 && s.name[0] == 'r' && s.name[1] >= '0' && s.name[1] <= '9')
+    if (is_stage_value_name(s.name))
       return true;
   return false;
 }
@@ -153,7 +157,9 @@ std::string print(const ReductionPlan& plan) {
   if (plan.epilogue) {
     Program e = *plan.epilogue;
     e.label.clear();
-    out += "epilogue (per element of each row):\n" + print(e);
+    out += plan.epilogue_scope == EpilogueScope::Element ? "epilogue (per element of each row):\n"
+                                                         : "epilogue (once per result):\n";
+    out += print(e);
   }
   return out;
 }
@@ -164,7 +170,8 @@ uint64_t structural_hash(const ReductionPlan& plan) {
     key += fmt::format("{}/{}/{}/{:016x};", reduce_op_name(s.op), short_name(s.element),
                        short_name(s.result), structural_hash(s.body));
   if (plan.epilogue)
-    key += fmt::format("e{:016x}", structural_hash(*plan.epilogue));
+    key += fmt::format("{}{:016x}", plan.epilogue_scope == EpilogueScope::Element ? "e" : "g",
+                       structural_hash(*plan.epilogue));
   return llvm::xxHash64(key);
 }
 

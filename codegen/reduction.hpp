@@ -57,12 +57,18 @@ struct ReduceStage {
   DType result;       ///< the type the stage's value is kept in
 };
 
+/// What an epilogue is evaluated for: every element of the reduced rows
+/// (softmax: x / r1; Row plans only), or once per group (a norm:
+/// sqrt(r0); an update: out + r0), reading operands of the result's shape.
+enum class EpilogueScope : uint8_t { Element, Group };
+
 struct ReductionPlan {
   std::vector<ReduceStage> stages;
-  /// Reduce-then-broadcast: an elementwise program over every element of
-  /// the rows, reading the stages' values as scalars "r<k>"; its single
-  /// output is the result. Absent: the result is the last stage's value.
+  /// An elementwise program reading the stages' values as scalars "r<k>";
+  /// its single output is the result. Absent: the result is the last
+  /// stage's value.
   std::optional<Program> epilogue;
+  EpilogueScope epilogue_scope = EpilogueScope::Element;
   std::string label;
 };
 
@@ -75,6 +81,9 @@ unsigned add_stage(ReductionPlan& plan, ReduceOp op, const Program& body, DType 
 
 /// The name of stage k's value inside later programs: "r<k>".
 std::string stage_value_name(unsigned k);
+
+/// Whether `name` is a stage value's name (r<k>).
+bool is_stage_value_name(std::string_view name);
 
 /// Whether `program` reads stage values (scalars named r<k>).
 bool reads_stage_values(const Program& program);

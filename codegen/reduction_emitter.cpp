@@ -205,12 +205,43 @@ ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEm
   DType acc = ir::reduce_accumulator_type(s.op, s.element);
   std::string at = stage_acc_type(s, k);
   b.PartialsType = at;
-  std::vector<ReductionParam> params = {{ReductionParam::Kind::Partials, "partials", acc},
-                                        {ReductionParam::Kind::Destination, "dst", dst},
-                                        {ReductionParam::Kind::Geometry, "groups", DType::Int64},
-                                        {ReductionParam::Kind::Geometry, "parts", DType::Int64},
-                                        {ReductionParam::Kind::Geometry, "count", DType::Int64}};
+  // The last stage's finalize also evaluates a per-result epilogue
+  // (sqrt(r0), out + r0): its operands, scalars and earlier stage values.
+  const ir::Program* epilogue = k + 1 == plan.stages.size() && plan.epilogue ? &*plan.epilogue : nullptr;
+  std::vector<ReductionParam> tail;
+  std::vector<unsigned> reads;
+  if (epilogue) {
+    b.add_program(*epilogue);
+    for (unsigned r : stage_reads(*epilogue))
+      if (r != k) {
+        reads.push_back(r);
+        tail.push_back({ReductionParam::Kind::StageValue, ir::stage_value_name(r), plan.stages[r].result});
+      }
+  }
+  for (ReductionParam p : {ReductionParam{ReductionParam::Kind::Partials, "partials", acc},
+                           ReductionParam{ReductionParam::Kind::Destination, "dst", dst},
+                           ReductionParam{ReductionParam::Kind::Geometry, "groups", DType::Int64},
+                           ReductionParam{ReductionParam::Kind::Geometry, "parts", DType::Int64},
+                           ReductionParam{ReductionParam::Kind::Geometry, "count", DType::Int64}})
+    tail.push_back(p);
+  std::vector<ReductionParam> params = b.signature_params(tail);
   std::string name = fmt::format("{}_f{}", base, k);
+  // Stores the result of group `g` from the combined accumulator.
+  auto store = [&](SourceWriter& w, const std::string& g) {
+    if (!epilogue) {
+      w.line("gk_dst[{}] = {};", g, stored(dst, finish(s, "gk_acc", "count"), b.Helpers));
+      return;
+    }
+    w.line("// The epilogue, once per result");
+    w.line("const {} r{} = {};", cuda_compute_type(s.result == DType::Bool ? DType::Bool : compute_type(s.result)), k,
+           finish(s, "gk_acc", "count"));
+    for (unsigned r : reads)
+      w.line("const {} r{} = {};", cuda_compute_type(scalar_type(*epilogue, ir::stage_value_name(r))), r,
+             loaded(plan.stages[r].result, fmt::format("gk_r{}[{}]", r, g), b.Helpers));
+    w.line("{} gk_out;", cuda_storage_type(dst));
+    b.element(w, *epilogue, [&](const std::string& in) { return fmt::format("{}[{}]", in, g); }, "gk_out", "");
+    w.line("gk_dst[{}] = gk_out;", g);
+  };
   SourceWriter w;
   b.op_struct(w, k);
   w.line("");
@@ -222,8 +253,14 @@ ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEm
     w.line("for (long long gk_i = threadIdx.x; gk_i < parts; gk_i += blockDim.x)");
     w.line("  gk_acc = gk_op_{}()(gk_acc, gk_partials[gk_i]);", k);
     w.line("gk_acc = gk_block_reduce(gk_acc, gk_op_{}(), gk_smem);", k);
-    w.line("if (threadIdx.x == 0)");
-    w.line("  gk_dst[0] = {};", stored(dst, finish(s, "gk_acc", "count"), b.Helpers));
+    if (epilogue) {
+      w.open("if (threadIdx.x == 0) {");
+      store(w, "0");
+      w.close();
+    } else {
+      w.line("if (threadIdx.x == 0)");
+      w.line("  gk_dst[0] = {};", stored(dst, finish(s, "gk_acc", "count"), b.Helpers));
+    }
   } else {
     w.line("const long long gk_g = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
     w.line("if (gk_g >= groups)");
@@ -233,7 +270,7 @@ ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEm
     w.line("#pragma unroll 8");
     w.line("for (long long gk_s = 1; gk_s < parts; ++gk_s)");
     w.line("  gk_acc = gk_op_{}()(gk_acc, gk_partials[gk_s * groups + gk_g]);", k);
-    w.line("gk_dst[gk_g] = {};", stored(dst, finish(s, "gk_acc", "count"), b.Helpers));
+    store(w, "gk_g");
   }
   w.close();
   std::string source = b.finalize_source(name, w.take());
@@ -272,7 +309,7 @@ ReductionKernels emit_reduction(const ir::ReductionPlan& plan, const ReductionEm
   if (o.block_size < 32 || o.block_size > 1024 || o.block_size % 32)
     throw Error(ErrorKind::Usage,
                 fmt::format("reduction block size {} must be a multiple of 32 in 32..1024", o.block_size));
-  if (plan.epilogue && o.kind != ReductionKind::Row)
+  if (plan.epilogue && plan.epilogue_scope == ir::EpilogueScope::Element && o.kind != ReductionKind::Row)
     throw Error(ErrorKind::Usage, "a reduce-then-broadcast expression must reduce the last axis");
   for (const ir::ReduceStage& s : plan.stages)
     ir::verify_types(s.body);

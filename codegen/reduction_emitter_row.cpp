@@ -9,15 +9,21 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
   KernelBuilder b(plan, o);
   for (const ir::ReduceStage& s : plan.stages)
     b.add_program(s.body);
-  if (plan.epilogue)
+  const bool per_element = plan.epilogue && plan.epilogue_scope == ir::EpilogueScope::Element;
+  if (per_element)
+    b.add_program(*plan.epilogue);
+  // The operands read along the row; a per-result epilogue's own operands
+  // are read once, at the row's index.
+  const std::vector<ReductionParam> row_inputs = b.Inputs;
+  if (plan.epilogue && !per_element)
     b.add_program(*plan.epilogue);
   std::vector<ReductionParam> tail = {{ReductionParam::Kind::Destination, "dst", dst}};
   for (const char* g : {"outer", "extent", "inner"})
     tail.push_back({ReductionParam::Kind::Geometry, g, DType::Int64});
   std::vector<ReductionParam> params = b.signature_params(tail);
   const long long C = o.row_length;
-  std::vector<ReductionParam> sized = b.Inputs;
-  if (plan.epilogue)
+  std::vector<ReductionParam> sized = row_inputs;
+  if (per_element)
     sized.push_back({ReductionParam::Kind::Destination, "dst", dst});
   unsigned width = o.vectorize ? input_pack_width(sized) : 1;
   if (width > 1 && C % width != 0)
@@ -48,13 +54,13 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
   };
   auto element_of = [&](const std::string& pack) { return width > 1 ? pack + ".v[gk_k]" : pack; };
   if (cached) {
-    for (const ReductionParam& in : b.Inputs)
+    for (const ReductionParam& in : row_inputs)
       w.line("{} {}_r[{}];", pack_of(in), in.name, per_thread);
     w.line("#pragma unroll");
     w.open("for (int gk_j = 0; gk_j < {}; ++gk_j) {{", per_thread);
     w.line("const int gk_p = threadIdx.x + gk_j * {};", o.block_size);
     w.open("if (gk_p < {}) {{", packs);
-    for (const ReductionParam& in : b.Inputs)
+    for (const ReductionParam& in : row_inputs)
       w.line("{}_r[gk_j] = {};", in.name, global_pack(in, "gk_p"));
     w.close();
     w.close();
@@ -68,7 +74,7 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
       w.open("if (gk_p < {}) {{", packs);
     } else {
       w.open("for (int gk_p = threadIdx.x; gk_p < {}; gk_p += {}) {{", packs, o.block_size);
-      for (const ReductionParam& in : b.Inputs)
+      for (const ReductionParam& in : row_inputs)
         w.line("const {} {}_r = {};", pack_of(in), in.name, global_pack(in, "gk_p"));
       w.open("{");
     }
@@ -102,7 +108,14 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
     w.line("return {};", finish(s, "gk_acc", std::to_string(C)));
     w.close("}();");
   }
-  if (plan.epilogue) {
+  if (plan.epilogue && !per_element) {
+    w.open("if (threadIdx.x == 0) {");
+    w.line("// The epilogue, once per row");
+    w.line("{} gk_out;", cuda_storage_type(dst));
+    b.element(w, *plan.epilogue, [](const std::string& in) { return in + "[gk_row]"; }, "gk_out", "");
+    w.line("gk_dst[gk_row] = gk_out;");
+    w.close();
+  } else if (plan.epilogue) {
     w.line("// The row's elements, from the values above");
     std::string dp = width > 1 ? pack_type(dst, width) : std::string(cuda_storage_type(dst));
     if (cached) {
@@ -112,7 +125,7 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
       w.open("if (gk_p < {}) {{", packs);
     } else {
       w.open("for (int gk_p = threadIdx.x; gk_p < {}; gk_p += {}) {{", packs, o.block_size);
-      for (const ReductionParam& in : b.Inputs)
+      for (const ReductionParam& in : row_inputs)
         w.line("const {} {}_r = {};", pack_of(in), in.name, global_pack(in, "gk_p"));
       w.open("{");
     }

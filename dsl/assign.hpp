@@ -128,9 +128,13 @@ void update_thunk(Array<T>& out, const void* rhs, const std::source_location& wh
       auto node = to_expr(e);
       run_assignment(where, Target<T, decltype(node)>{&out, &node});
     } else {
-      // `out += e` is `out = out + e`: one kernel reading and writing out.
+      // `out += e` is `out = out + e`: one kernel reading and writing out
+      // (with a reduction: its epilogue reads out once per result).
       auto node = make_binary<update_op<U>()>(out, e);
-      run_assignment(where, Target<T, decltype(node)>{&out, &node});
+      if constexpr (ContainsReduction<expr_t<E>>::value)
+        run_reduction_assignment(out, node, where);
+      else
+        run_assignment(where, Target<T, decltype(node)>{&out, &node});
     }
   }
 }

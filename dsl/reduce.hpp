@@ -13,9 +13,11 @@
 // max of one axis are amin(x, axis) / amax(x, axis) (or min(x, Axis{1})):
 // min(x, 1) is the elementwise minimum with 1. A reduction inside a larger
 // expression must reduce the last axis; its value is broadcast back over
-// the row. Result types and accumulation: codegen/reduction.cpp. A full
-// reduction's result is a one-element array of shape [1] (0-d arrays come
-// with views). argmin/argmax give the int64 first index of the extreme
+// the row; a reduction inside an expression that does not read the
+// reduced array outside it is evaluated once per result (a norm:
+// sqrt(sum(x * x, 1)); an update: out += sum(x, 0)). Result types and
+// accumulation: codegen/reduction.cpp. A full reduction's result is a 0-d
+// array; item_sync() reads it (the only implicit sync). argmin/argmax give the int64 first index of the extreme
 // value along the axis (over all elements: the flat row-major index); NaN
 // is skipped like min/max skip it (NumPy instead returns the first NaN's
 // index), so x[argmin(x)] == min(x); an all-NaN set gives its first index.
@@ -118,6 +120,30 @@ template <DType To, typename A> struct ContainsReduction<CastExpr<To, A>> : Cont
 
 template <typename E> inline constexpr bool contains_reduction_v = ContainsReduction<std::remove_cvref_t<E>>::value;
 
+/// Bit k: array leaf k (in collect() order) is read outside every
+/// reduction. eval() gives such an expression the reduced array's shape
+/// (broadcast back over the row), any other one the result's shape.
+template <typename Node> struct LeavesOutsideReduction {
+  static constexpr uint32_t value = Node::num_arrays >= 32 ? ~0u : (1u << Node::num_arrays) - 1;
+};
+template <ScalarKind K> struct LeavesOutsideReduction<ScalarLeaf<K>> {
+  static constexpr uint32_t value = 0;
+};
+template <ir::ReduceOp O, typename A, bool H> struct LeavesOutsideReduction<ReduceExpr<O, A, H>> {
+  static constexpr uint32_t value = 0;
+};
+template <ir::Op O, typename A> struct LeavesOutsideReduction<UnaryExpr<O, A>> : LeavesOutsideReduction<A> {};
+template <DType To, typename A> struct LeavesOutsideReduction<CastExpr<To, A>> : LeavesOutsideReduction<A> {};
+template <ir::Op O, typename A, typename B> struct LeavesOutsideReduction<BinaryExpr<O, A, B>> {
+  static constexpr uint32_t value =
+      LeavesOutsideReduction<A>::value | LeavesOutsideReduction<B>::value << A::num_arrays;
+};
+template <ir::Op O, typename A, typename B, typename C> struct LeavesOutsideReduction<TernaryExpr<O, A, B, C>> {
+  static constexpr uint32_t value = LeavesOutsideReduction<A>::value |
+                                    LeavesOutsideReduction<B>::value << A::num_arrays |
+                                    LeavesOutsideReduction<C>::value << (A::num_arrays + B::num_arrays);
+};
+
 template <typename Sig> ReductionVariants& reduction_variants_for() {
   static ReductionVariants* variants = new ReductionVariants(Sig::description());
   return *variants;
@@ -188,9 +214,18 @@ auto eval(const E& e, std::source_location where = std::source_location::current
     keep = node.keep;
   Shape shape = detail::reduction_result_shape(llvm::ArrayRef(leaves.data(), Node::num_arrays),
                                                llvm::ArrayRef(scalars.data(), Node::num_scalars), keep);
-  // A broadcast-back expression keeps the input's shape.
-  if constexpr (!requires { node.keep; })
-    shape = leaves[0]->shape();
+  // An expression reading the reduced array outside its reductions
+  // (x - mean(x, 1)) is broadcast back: it keeps that array's shape.
+  constexpr uint32_t outside = detail::LeavesOutsideReduction<Node>::value;
+  if constexpr (outside != 0) {
+    const Shape* main = &leaves[0]->shape();
+    for (unsigned k = 0; k < Node::num_arrays; ++k)
+      if (leaves[k]->shape().rank() > main->rank())
+        main = &leaves[k]->shape();
+    for (unsigned k = 0; k < Node::num_arrays; ++k)
+      if ((outside >> k & 1) && leaves[k]->shape() == *main)
+        shape = *main;
+  }
   Array<cpp_type_t<Node::dtype>> out(shape);
   assign_reduction(out, e, where);
   return out;

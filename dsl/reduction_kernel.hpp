@@ -4,7 +4,7 @@
 // the compiled variants per assignment type and launches them (or runs the
 // CPU evaluator).
 //
-//   out = gpukit::sum(x * y);                        // full: [1] result
+//   out = gpukit::sum(x * y);                        // full: a 0-d result
 //   out = exp(x - max(x, 1)) / sum(exp(x - max(x, 1)), 1);   // one row kernel
 //
 // Internal to dsl/: users see it through assignments, eval() and inspect().
@@ -34,7 +34,7 @@ inline bool is_axis_constant(const ir::Constant& c) {
 ir::NodeId build_reduction(IrBuilder& b, ir::ReduceOp op, DType element, bool has_axis,
                            ir::NodeId (*inner)(IrBuilder&));
 
-struct CompiledReduction;
+struct ReductionVariant;
 
 /// The compiled variants of one reduction assignment type.
 class ReductionVariants {
@@ -43,23 +43,23 @@ public:
   ~ReductionVariants();
   const AssignmentType& type() const { return Type; }
   std::mutex Lock;
-  std::vector<std::unique_ptr<CompiledReduction>> Variants;
+  std::vector<std::unique_ptr<ReductionVariant>> Variants;
 
 private:
   const AssignmentType& Type;
 };
 
-/// Runs a reduction assignment. Error{Shape} when the output's element
-/// count is not the reduced count (or, with a broadcast-back epilogue, the
-/// input's), or operands do not share a shape (an operand of shape [cols]
-/// is read per column of a row reduction).
+/// Runs a reduction assignment through the engine (dsl/reduction_engine.hpp).
+/// Error{Shape} when the output's element count is neither the reduced
+/// count nor (a broadcast-back epilogue) the input's, or an operand's shape
+/// fits none of the ways an operand is read (classify_operands).
 void execute_reduction(ReductionVariants& variants, const AssignmentCall& call);
 
 /// The plan (--dump) and the kernels' source, built but not run.
 KernelInfo inspect_reduction(ReductionVariants& variants, const AssignmentCall& call);
 
 /// The shape eval() gives a reduction over `leaves` with these scalars
-/// ([1] for a full reduction; keepdims keeps the reduced axes as 1).
+/// (0-d for a full reduction; keepdims keeps the reduced axis as 1).
 Shape reduction_result_shape(llvm::ArrayRef<const ArrayBase*> leaves,
                              llvm::ArrayRef<ir::Constant> scalars, bool keepdims);
 

@@ -63,6 +63,18 @@ TEST(ReduceCodegen, ColumnSumAndArgMaxGolden) {
   test::expect_golden("reduce_row_argmax_f32.cu", inspect(idx, argmax(x, 1)).source);
 }
 
+TEST(ReduceCodegen, PerResultEpilogueGolden) {
+  // The epilogue runs once per result: in the row kernel's thread 0, and in
+  // the last stage's combining pass (reading the first stage's values).
+  auto x = Array<float>::random({64, 256}, 1).named("x");
+  Array<float> norms(Shape(64));
+  test::expect_golden("reduce_row_norm_f32.cu", inspect(norms, sqrt(sum(x * x, 1))).source);
+  Array<float> range(Shape(256));
+  std::vector<std::string> column = split_kernels(inspect(range, amax(x, 0) - amin(x, 0)).source);
+  ASSERT_EQ(column.size(), 4u) << "two stages, each a partial and a combining pass";
+  test::expect_golden("reduce_column_range_f32.combine.cu", column[3]);
+}
+
 TEST(ReduceCodegen, NvrtcCompilesEveryFamilyAndDType) {
   rt::Runtime& runtime = rt::Runtime::get();
   if (!runtime.nvrtc())
