@@ -1,4 +1,4 @@
-// Array<T>: a dense 1-D to 4-D array in device memory (host memory on the
+// Array<T>: a dense 0-D to 4-D array in device memory (host memory on the
 // CPU fallback), and the left-hand side of every expression.
 //
 //   auto x = gpukit::Array<float>::random({1 << 20}, /*seed=*/1, -1.0, 1.0);
@@ -15,6 +15,15 @@
 //
 // Arrays can be named (`x.named("x")`): the name appears in generated
 // kernels and in error messages; unnamed operands print as in0, in1, ...
+//
+// A 0-d array (Shape::scalar(), one element) is what a full reduction
+// gives; it stays on the device and broadcasts against any shape
+// (`out = x - mean`). item_sync() is the one way to read it as a C++
+// scalar, and it waits:
+//   Array<float> s(Shape::scalar());
+//   s = 3.0f;                  // fills its one element
+//   out = x * s;               // s repeats over every element of x
+//   float v = s.item_sync();   // waits, then reads
 //
 // Views share the buffer without copying (dsl/view.hpp has the rules):
 //   out = x + bias;                              // bias [C] broadcasts over x [R, C]
@@ -219,9 +228,10 @@ public:
     copy_to_host(dst.data(), bytes());
   }
 
-  /// The value of a one-element array (a full reduction's result) as a C++
-  /// scalar. Waits for the work that computes it: the name says so.
-  /// Error{Shape} unless the array has exactly one element.
+  /// The value of a one-element array (a 0-d array, such as a full
+  /// reduction's result, or any shape of size 1) as a C++ scalar. Waits for
+  /// the work that computes it: the name says so. Error{Shape} unless the
+  /// array has exactly one element.
   T item_sync() const {
     check_count(1, "item_sync");
     return to_host()[0];
@@ -251,9 +261,10 @@ public:
   }
   /// One axis sliced: x.slice(1, Slice(0, 8, 2)) is x[:, 0:8:2].
   Array slice(int axis, Slice s) const { return view(detail::slice_view(*this, axis, s)); }
-  /// x[..., i, ...]: axis `axis` at `index`, removed (negative counts from the end).
+  /// x[..., i, ...]: axis `axis` at `index`, removed (negative counts from the end);
+  /// on a 1-D array, a 0-d view of element i.
   Array select(int axis, int64_t index) const { return view(detail::select_view(*this, axis, index)); }
-  /// The axes reversed (NumPy's x.T): a [R, C] array as [C, R].
+  /// The axes reversed (NumPy's x.T): a [R, C] array as [C, R]. Error{Shape} for 0-d.
   Array transpose() const { return view(detail::transpose_view(*this)); }
   /// The axes in the order given: x.permute({0, 2, 1}).
   Array permute(std::initializer_list<int> axes) const {

@@ -6,7 +6,10 @@
 //   auto y = eval(x + z);    // the shape is the broadcast of x's and z's
 //
 // Shapes align at their last axis; each pair of extents must be equal or
-// one of them 1; a missing leading axis counts as 1. The destination of an
+// one of them 1; a missing leading axis counts as 1. So a 0-d operand
+// (Shape::scalar(), no axes) broadcasts with anything, stride 0 on every
+// axis: `out = x - mean` with mean 0-d; and only 0-d operands make a 0-d
+// result (a [1] operand keeps its axis, as in NumPy). The destination of an
 // assignment must have the broadcast shape, or a shape the operands
 // broadcast to (`out = b` fills every row of out with b).
 //

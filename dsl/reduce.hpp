@@ -3,7 +3,7 @@
 // and reductions broadcast back over their rows inside a larger expression
 // (softmax, layernorm) compiled into one kernel.
 //
-//   Array<float> s(Shape(1));
+//   Array<float> s(Shape::scalar());
 //   s = gpukit::sum(x * y);                       // full: reads x and y once
 //   float v = s.item_sync();                      // the only implicit sync
 //   out = exp(x - amax(x, 1)) / sum(exp(x - amax(x, 1)), 1);   // softmax, one kernel
@@ -198,7 +198,7 @@ KernelInfo inspect(Array<T>& out, const E& e, std::source_location where = std::
       out, node);
 }
 
-/// A new array holding a reduction: [1] for a full one, the shape without
+/// A new array holding a reduction: 0-d for a full one, the shape without
 /// the reduced axis otherwise (with keepdims: that axis as 1).
 template <ArrayExpr E>
   requires(detail::contains_reduction_v<E>)

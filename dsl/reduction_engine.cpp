@@ -57,7 +57,7 @@ ReductionShape reduction_shape(const Shape& main, std::optional<int> axis, std::
 
 Shape reduced_shape(const ReductionShape& g, bool keepdims) {
   if (g.axis < 0)
-    return Shape(1);
+    return Shape::scalar();
   llvm::SmallVector<int64_t, Shape::kMaxRank> e;
   for (unsigned k = 0; k < g.main.rank(); ++k) {
     if (static_cast<int>(k) != g.axis)
@@ -66,7 +66,7 @@ Shape reduced_shape(const ReductionShape& g, bool keepdims) {
       e.push_back(1);
   }
   if (e.empty())
-    return Shape(1);
+    return Shape::scalar();
   return Shape::of(e);
 }
 

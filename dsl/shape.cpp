@@ -12,7 +12,16 @@ static std::string format_extents(std::span<const int64_t> extents) {
   return fmt::format("[{}]", fmt::join(extents, ", "));
 }
 
-Shape::Shape(std::initializer_list<int64_t> extents) : Shape(of({extents.begin(), extents.size()})) {}
+// Empty braces are not the 0-d shape: `Shape{}` is the default [0], and
+// `Shape({})` reaching here would give the same braces a second meaning.
+Shape::Shape(std::initializer_list<int64_t> extents) {
+  if (extents.size() == 0)
+    throw Error(ErrorKind::Shape,
+                fmt::format("a Shape in braces has 1 to {} extents, given none ([]): write "
+                            "Shape::scalar() for a 0-d shape (Shape{{}} is the empty 1-D shape [0])",
+                            kMaxRank));
+  init({extents.begin(), extents.size()});
+}
 
 Shape Shape::of(std::span<const int64_t> extents) {
   Shape shape;
@@ -20,11 +29,19 @@ Shape Shape::of(std::span<const int64_t> extents) {
   return shape;
 }
 
+Shape Shape::scalar() {
+  Shape shape;
+  shape.Rank = 0;
+  shape.Size = 1;
+  return shape;
+}
+
 void Shape::init(std::span<const int64_t> extents) {
-  if (extents.size() == 0 || extents.size() > kMaxRank)
+  if (extents.size() > kMaxRank)
     throw Error(ErrorKind::Shape,
-                fmt::format("a Shape has 1 to {} dimensions, given {} ({})", kMaxRank,
+                fmt::format("a Shape has 0 to {} dimensions, given {} ({})", kMaxRank,
                             extents.size(), format_extents(extents)));
+  Extents = {};
   Size = 1;
   unsigned axis = 0;
   for (int64_t e : extents) {

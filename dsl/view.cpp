@@ -16,8 +16,17 @@ std::string describe_array(const ArrayBase& a) {
                           : fmt::format("{} {}", a.name(), a.shape().to_string());
 }
 
+/// Error{Shape} when `a` is 0-d: `what` needs an axis and it has none;
+/// `missing` completes "... is 0-d and has no ".
+void require_axes(const ArrayBase& a, std::string_view what, std::string_view missing) {
+  if (a.shape().rank() == 0)
+    throw Error(ErrorKind::Shape,
+                fmt::format("{}: {} is 0-d and has no {}", what, describe_array(a), missing));
+}
+
 /// `axis` (negative counts from the end) as 0..count-1, or Error{Shape}.
-unsigned normalize_axis(int axis, unsigned count, const ArrayBase& a, std::string_view what) {
+/// `count` may exceed a's rank (expand_dims counts the places for a new axis).
+unsigned axis_index(int axis, unsigned count, const ArrayBase& a, std::string_view what) {
   int k = axis < 0 ? axis + static_cast<int>(count) : axis;
   if (k < 0 || k >= static_cast<int>(count))
     throw Error(ErrorKind::Shape, fmt::format("{}: axis {} is out of range for {} (axes 0..{})",
@@ -25,10 +34,20 @@ unsigned normalize_axis(int axis, unsigned count, const ArrayBase& a, std::strin
   return static_cast<unsigned>(k);
 }
 
+/// An axis of `a` as 0..rank-1; Error{Shape} for a 0-d `a` or an axis out of range.
+unsigned normalize_axis(int axis, const ArrayBase& a, std::string_view what) {
+  require_axes(a, what, fmt::format("axis {}", axis));
+  return axis_index(axis, a.shape().rank(), a, what);
+}
+
 } // namespace
 
 ViewGeometry slice_view(const ArrayBase& a, std::span<const Slice> slices) {
   const Shape& shape = a.shape();
+  if (!slices.empty())
+    require_axes(a, "slice",
+                 "axes to slice; read its element with item_sync(), or view it as [1] with "
+                 "reshape({1})");
   if (slices.size() > shape.rank())
     throw Error(ErrorKind::Shape, fmt::format("slice: {} slices for {}, which has {} axes",
                                               slices.size(), describe_array(a), shape.rank()));
@@ -65,7 +84,7 @@ ViewGeometry slice_view(const ArrayBase& a, std::span<const Slice> slices) {
 }
 
 ViewGeometry slice_view(const ArrayBase& a, int axis, Slice s) {
-  unsigned k = normalize_axis(axis, a.shape().rank(), a, "slice");
+  unsigned k = normalize_axis(axis, a, "slice");
   std::array<Slice, Shape::kMaxRank> slices{};
   slices[k] = s;
   return slice_view(a, std::span<const Slice>(slices.data(), k + 1));
@@ -73,12 +92,7 @@ ViewGeometry slice_view(const ArrayBase& a, int axis, Slice s) {
 
 ViewGeometry select_view(const ArrayBase& a, int axis, int64_t index) {
   const Shape& shape = a.shape();
-  unsigned k = normalize_axis(axis, shape.rank(), a, "select");
-  if (shape.rank() == 1)
-    throw Error(ErrorKind::Shape,
-                fmt::format("select: {} has one axis and arrays have at least one; use "
-                            "slice({{Slice(i, i + 1)}}) for a one-element view",
-                            describe_array(a)));
+  unsigned k = normalize_axis(axis, a, "select");
   int64_t i = index < 0 ? index + shape[k] : index;
   if (i < 0 || i >= shape[k])
     throw Error(ErrorKind::Shape, fmt::format("select: index {} is out of range for axis {} of {}",
@@ -122,6 +136,9 @@ ViewGeometry permute_view(const ArrayBase& a, std::span<const int> axes) {
 }
 
 ViewGeometry transpose_view(const ArrayBase& a) {
+  // NumPy returns a 0-d array itself; here reversing no axes is more likely
+  // a full reduction's result used where a matrix was meant.
+  require_axes(a, "transpose", "axes to reverse; use the array itself");
   std::array<int, Shape::kMaxRank> axes{};
   unsigned rank = a.shape().rank();
   for (unsigned k = 0; k < rank; ++k)
@@ -148,7 +165,8 @@ ViewGeometry expand_dims_view(const ArrayBase& a, int axis) {
     throw Error(ErrorKind::Shape, fmt::format("expand_dims: {} already has {} axes, the most an "
                                               "array can have",
                                               describe_array(a), Shape::kMaxRank));
-  unsigned k = normalize_axis(axis, shape.rank() + 1, a, "expand_dims");
+  // rank + 1 places for the new axis: a 0-d array has one (0 or -1), giving [1].
+  unsigned k = axis_index(axis, shape.rank() + 1, a, "expand_dims");
   ViewGeometry g;
   std::array<int64_t, Shape::kMaxRank> extents{};
   for (unsigned j = 0, r = 0; j <= shape.rank(); ++j) {

@@ -14,6 +14,11 @@
 // elements repeat), or copy() it into a dense array. reshape() needs
 // contiguous data and says so otherwise. This header holds the geometry
 // (non-template); Array<T>'s members call it.
+//
+// 0-d arrays (Shape::scalar()): select() on a 1-D array gives one; reshape
+// moves between [] and [1] (or [1, 1], ...); expand_dims(0) gives [1];
+// broadcast_to from [] repeats the element everywhere. Slicing, select and
+// transpose need an axis and throw Error{Shape} naming the 0-d array.
 #pragma once
 
 #include "dsl/array_base.hpp"
@@ -64,24 +69,29 @@ struct ViewGeometry {
 };
 
 /// The geometry of `a` sliced by `slices` (one per leading axis; the rest
-/// are whole). Error{Shape} for more slices than axes or a step of 0.
+/// are whole). Error{Shape} for more slices than axes (any slice of a 0-d
+/// array) or a step of 0.
 ViewGeometry slice_view(const ArrayBase& a, std::span<const Slice> slices);
 /// `a` with axis `axis` (negative counts from the end) sliced by `s`.
 ViewGeometry slice_view(const ArrayBase& a, int axis, Slice s);
-/// Axis `axis` of `a` at `index` (negative counts from the end), removed.
-/// Error{Shape} for an index outside the axis or a 1-D array.
+/// Axis `axis` of `a` at `index` (negative counts from the end), removed:
+/// a 1-D array gives a 0-d view of one element. Error{Shape} for an index
+/// outside the axis or a 0-d array.
 ViewGeometry select_view(const ArrayBase& a, int axis, int64_t index);
-/// The axes of `a` in the order `axes` (a permutation of 0..rank-1).
+/// The axes of `a` in the order `axes` (a permutation of 0..rank-1; none
+/// for a 0-d array, which is then unchanged).
 ViewGeometry permute_view(const ArrayBase& a, std::span<const int> axes);
-/// The axes of `a` reversed.
+/// The axes of `a` reversed; Error{Shape} for a 0-d array (no axes).
 ViewGeometry transpose_view(const ArrayBase& a);
 /// `a`'s elements (row-major) as `shape`; Error{Shape} when `a` is not
 /// contiguous or the sizes differ.
 ViewGeometry reshape_view(const ArrayBase& a, const Shape& shape);
-/// A new axis of extent 1 at position `axis` (0..rank; negative counts from the end).
+/// A new axis of extent 1 at position `axis` (0..rank; negative counts from
+/// the end): [] -> [1], [R] -> [1, R] or [R, 1].
 ViewGeometry expand_dims_view(const ArrayBase& a, int axis);
-/// `a` broadcast to `shape` (NumPy rules, stride 0 on repeated axes);
-/// Error{Shape} naming both shapes when it cannot be.
+/// `a` broadcast to `shape` (NumPy rules, stride 0 on repeated axes; a 0-d
+/// `a` broadcasts to any shape); Error{Shape} naming both shapes when it
+/// cannot be.
 ViewGeometry broadcast_view(const ArrayBase& a, const Shape& shape);
 
 } // namespace detail

@@ -49,7 +49,7 @@ TEST(Reduce, FullMinMaxMeanFused) {
   }
   avg /= n;
   auto m = eval(max(abs(a - b)));
-  EXPECT_EQ(m.shape(), Shape(1));
+  EXPECT_EQ(m.shape(), Shape::scalar());
   EXPECT_FLOAT_EQ(m.item_sync(), static_cast<float>(mx));
   EXPECT_FLOAT_EQ(eval(min(abs(a - b))).item_sync(), static_cast<float>(mn));
   EXPECT_NEAR(eval(mean(abs(a - b))).item_sync(), avg, kF32 * avg);
@@ -203,7 +203,7 @@ template <typename T> void check_arg_reductions(int64_t R, int64_t C, unsigned s
   for (bool is_min : {true, false}) {
     SCOPED_TRACE(is_min ? "argmin" : "argmax");
     Array<int64_t> full = is_min ? eval(argmin(x)) : eval(argmax(x));
-    ASSERT_EQ(full.shape(), Shape(1));
+    ASSERT_EQ(full.shape(), Shape::scalar());
     EXPECT_EQ(full.to_host()[0], first(is_min, 0, R * C, 1));
     Array<int64_t> rows = is_min ? eval(argmin(x, 1)) : eval(argmax(x, 1));
     Array<int64_t> cols = is_min ? eval(argmin(x, 0)) : eval(argmax(x, 0));

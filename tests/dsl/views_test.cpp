@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace {
 
 using gpukit::Array;
@@ -99,6 +102,103 @@ TEST(Views, StridedSourceIsGenerated) {
   EXPECT_NE(src.find("b[gk_i1]"), std::string::npos) << src;
   EXPECT_NE(src.find("(strided r2"), std::string::npos) << src;
   EXPECT_EQ(src.find(" / "), std::string::npos) << "no division in the loop:\n" << src;
+}
+
+// --- 0-d arrays (Shape::scalar()) ----------------------------------------------
+
+/// The message of the Error{Shape} that `f` throws ("" when none).
+template <typename F> std::string shape_error_of(F&& f) {
+  try {
+    f();
+  } catch (const gpukit::Error& e) {
+    EXPECT_EQ(e.kind(), gpukit::ErrorKind::Shape) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no gpukit::Error";
+  return "";
+}
+
+TEST(Views, ReshapeToAndFromZeroD) {
+  auto one = Array<float>::from_host({5.0f});
+  auto s = one.reshape(Shape::scalar());
+  EXPECT_EQ(s.shape(), Shape::scalar());
+  EXPECT_TRUE(s.shares_buffer_with(one));
+  EXPECT_EQ(s.item_sync(), 5.0f);
+  auto m = s.reshape({1, 1});
+  EXPECT_EQ(m.shape(), Shape({1, 1}));
+  EXPECT_EQ(m.reshape(Shape::scalar()).shape(), Shape::scalar());
+  EXPECT_EQ(s.reshape({1}).to_host(), std::vector<float>{5.0f});
+  // Writes through the 0-d view reach the 1-D array.
+  s = s + 1.0f;
+  EXPECT_EQ(one.to_host(), std::vector<float>{6.0f});
+  // A one-element slice (offset 2, not contiguous as a whole array) as 0-d.
+  auto x = Array<float>::arange({4});
+  EXPECT_EQ(x.slice({Slice(2, 3)}).reshape(Shape::scalar()).item_sync(), 2.0f);
+  EXPECT_EQ(shape_error_of([&] { x.reshape(Shape::scalar()); }),
+            "reshape: cannot reshape an array of shape [4] (4 elements) to [] (1 elements)");
+  EXPECT_EQ(shape_error_of([&] { s.reshape({2}); }),
+            "reshape: cannot reshape an array of shape [] (1 elements) to [2] (2 elements)");
+}
+
+TEST(Views, SelectOfOneDGivesZeroD) {
+  auto x = Array<int32_t>::arange({5});
+  auto e = x.select(0, 3);
+  EXPECT_EQ(e.shape(), Shape::scalar());
+  EXPECT_EQ(e.item_sync(), 3);
+  EXPECT_EQ(x.select(0, -1).item_sync(), 4);
+  // Assigning into it writes that one element only.
+  x.select(0, 1) = 40;
+  EXPECT_EQ(x.to_host(), (std::vector<int32_t>{0, 40, 2, 3, 4}));
+  // A 0-d view as an operand broadcasts: m - m[0, 0].
+  auto m = Array<float>::arange({2, 3}, 1.0);
+  auto corner = m.select(0, 0).select(0, 0);
+  EXPECT_EQ(corner.shape(), Shape::scalar());
+  EXPECT_EQ(gpukit::eval(m - corner).to_host(), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Views, ExpandDimsOfZeroD) {
+  auto s = Array<float>::full(Shape::scalar(), 2.0f);
+  EXPECT_EQ(s.expand_dims(0).shape(), Shape(1));
+  EXPECT_EQ(s.expand_dims(-1).shape(), Shape(1));
+  EXPECT_EQ(s.expand_dims(0).expand_dims(1).shape(), Shape({1, 1}));
+  EXPECT_EQ(s.expand_dims(0).to_host(), std::vector<float>{2.0f});
+  EXPECT_EQ(shape_error_of([&] { s.expand_dims(1); }),
+            "expand_dims: axis 1 is out of range for an array of shape [] (axes 0..0)");
+}
+
+TEST(Views, BroadcastToFromZeroD) {
+  auto s = Array<float>::full(Shape::scalar(), 1.5f).named("s");
+  auto b = s.broadcast_to({2, 3});
+  EXPECT_EQ(b.shape(), Shape({2, 3}));
+  for (unsigned a = 0; a < 2; ++a)
+    EXPECT_EQ(b.strides()[a], 0);
+  EXPECT_EQ(b.to_host(), std::vector<float>(6, 1.5f));
+  EXPECT_EQ(gpukit::broadcast_to(s, {4, 1, 2, 3}).copy().size(), 24);
+  EXPECT_EQ(s.broadcast_to(Shape::scalar()).item_sync(), 1.5f);
+  auto sum = gpukit::eval(b + Array<float>::arange({2, 3}));
+  EXPECT_EQ(sum.to_host(), (std::vector<float>{1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f}));
+  // NumPy rules: [1] does not broadcast to [] (it has an axis [] lacks).
+  auto one = Array<float>::from_host({1.0f}).named("one");
+  EXPECT_EQ(shape_error_of([&] { one.broadcast_to(Shape::scalar()); }),
+            "broadcast_to: cannot broadcast one [1] to []: trailing axes must be equal or 1 "
+            "(NumPy rules)");
+}
+
+TEST(Views, AxisViewsOfZeroDNameTheShape) {
+  auto s = Array<float>::full(Shape::scalar(), 1.0f).named("s");
+  EXPECT_EQ(shape_error_of([&] { s.transpose(); }),
+            "transpose: s [] is 0-d and has no axes to reverse; use the array itself");
+  EXPECT_EQ(shape_error_of([&] { s.slice({Slice(0, 1)}); }),
+            "slice: s [] is 0-d and has no axes to slice; read its element with item_sync(), or "
+            "view it as [1] with reshape({1})");
+  EXPECT_EQ(shape_error_of([&] { s.slice(0, Slice(0, 1)); }),
+            "slice: s [] is 0-d and has no axis 0");
+  EXPECT_EQ(shape_error_of([&] { s.select(-1, 0); }), "select: s [] is 0-d and has no axis -1");
+  EXPECT_EQ(shape_error_of([&] { s.permute({0}); }),
+            "permute: [0] is not a permutation of the 0 axes of s []");
+  // No slices and the empty permutation leave it as it is.
+  EXPECT_EQ(s.slice({}).shape(), Shape::scalar());
+  EXPECT_EQ(s.permute({}).shape(), Shape::scalar());
 }
 
 } // namespace

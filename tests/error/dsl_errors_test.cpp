@@ -125,8 +125,11 @@ TEST(DslErrors, HostCopiesOfTheWrongSize) {
 
 TEST(DslErrors, BadShapes) {
   expect_error([] { Shape s{1, 2, 3, 4, 5}; }, ErrorKind::Shape,
-               "a Shape has 1 to 4 dimensions, given 5 ([1, 2, 3, 4, 5])");
-  expect_error([] { Shape s({}); }, ErrorKind::Shape, "a Shape has 1 to 4 dimensions, given 0 ([])");
+               "a Shape has 0 to 4 dimensions, given 5 ([1, 2, 3, 4, 5])");
+  // Empty braces would be ambiguous with Shape{} ([0]): 0-d is Shape::scalar().
+  expect_error([] { Shape s({}); }, ErrorKind::Shape,
+               "a Shape in braces has 1 to 4 extents, given none ([]): write Shape::scalar() for "
+               "a 0-d shape (Shape{} is the empty 1-D shape [0])");
   expect_error([] { Shape s{3, -1}; }, ErrorKind::Shape, "shape [3, -1] has a negative extent");
   expect_error([] { Shape s{int64_t(1) << 40, int64_t(1) << 40}; }, ErrorKind::Shape,
                "shape [1099511627776, 1099511627776] has more than 2^63 elements");

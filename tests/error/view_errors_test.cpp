@@ -85,4 +85,16 @@ TEST(ViewErrors, OverlappingViewOfTheOutput) {
                "elements it has already overwritten; copy the operand first: m.copy()");
 }
 
+TEST(ViewErrors, AxisViewsOfAZeroDArray) {
+  auto s = Array<float>::full(Shape::scalar(), 1.0f).named("s");
+  expect_error([&] { s.transpose(); }, ErrorKind::Shape,
+               "transpose: s [] is 0-d and has no axes to reverse; use the array itself");
+  expect_error([&] { s.slice({Slice(0, 1)}); }, ErrorKind::Shape,
+               "slice: s [] is 0-d and has no axes to slice; read its element with item_sync(), "
+               "or view it as [1] with reshape({1})");
+  expect_error([&] { s.select(0, 0); }, ErrorKind::Shape, "select: s [] is 0-d and has no axis 0");
+  expect_error([&] { s.expand_dims(2); }, ErrorKind::Shape,
+               "expand_dims: axis 2 is out of range for s [] (axes 0..0)");
+}
+
 } // namespace
