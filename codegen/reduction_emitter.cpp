@@ -33,9 +33,10 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
   b.op_struct(w, k);
   w.line("");
   open_signature(w, b.signature(name, params));
-  w.line("__shared__ {} gk_smem[32];", at);
-  w.line("{} gk_acc = {};", at, identity(s.op, acc));
   const bool full = o.kind == ReductionKind::Full;
+  if (full)
+    w.line("__shared__ {} gk_smem[32];", at);
+  w.line("{} gk_acc = {};", at, identity(s.op, acc));
   auto read_stage_values = [&](const std::string& group) {
     for (unsigned r : reads)
       w.line("const {} r{} = {};", cuda_compute_type(scalar_type(s.body, ir::stage_value_name(r))), r,
@@ -86,22 +87,21 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
     w.line("if (threadIdx.x == 0)");
     w.line("  gk_partials[blockIdx.x] = gk_acc;");
   } else {
-    // Column ([outer, extent, inner], reduced over extent). Why this shape
-    // (sum(x, 0) of 4096 x 8192 float32 was 74% of copy bandwidth with one
-    // 4-byte column per thread and ~17 row slices of ~240 rows):
-    //  * each thread owns W adjacent columns (a 16-byte pack, W = 4 floats)
-    //    so every load is 16 bytes and a warp reads 512 contiguous bytes;
-    //  * the rows are split into slices (column_splits(): about 4 blocks per
-    //    SM, at most 128 slices) so the grid covers the GPU even when a row
-    //    holds only a few thousand packs;
-    //  * the row loop loads U packs before combining any, so each thread has
-    //    U independent 16-byte loads in flight (latency hiding without
-    //    needing full occupancy);
-    //  * the partials are splits x inner accumulators (<= 128 x inner: a few
-    //    percent of the input's traffic), added in slice order by the
+    // Column ([outer, extent, inner], reduced over extent). A block is 32
+    // lanes x G row groups (G = block / 32). Why (sum(x, 0) of 4096 x 8192
+    // float32 on an H100, bench/column_bench.cpp): one thread per pack
+    // column and 66 row slices spent 91% of copy bandwidth in this pass and
+    // then 7 us combining 66 slices (81% in all); 32 x 8 tiles need 8x fewer
+    // slices for the same number of blocks, and reached 90% with the
+    // combining pass (95.8% for this pass alone).
+    //  * a lane owns W adjacent columns (a 16-byte pack: W = 4 floats), so a
+    //    warp reads 512 contiguous bytes of one row and the G warps G rows;
+    //  * each lane keeps U packs in flight (rows e, e + G, ..., e + (U-1)G);
+    //  * the G row groups are combined in order through shared memory, the
+    //    row slices (column_splits(): about 2 blocks per SM) in order by the
     //    finalize kernel: deterministic.
     // When inner is not a multiple of W (or the inputs are not 16-byte
-    // aligned) each thread owns one column and loads scalars.
+    // aligned) each lane owns one column and loads scalars.
     unsigned cw = 1;
     if (o.vectorize) {
       KernelBuilder all(plan, o);
@@ -111,38 +111,46 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
     }
     width_out = cw;
     width = cw;
-    constexpr unsigned U = 8; // packs in flight per thread
-    w.line("// A 1-D grid of column blocks x outer slices x row slices.");
-    w.line("const bool gk_vec = inner % {} == 0;", cw);
-    w.line("const long long gk_threads = gk_vec ? inner / {} : inner;", cw);
-    w.line("const long long gk_xblocks = (gk_threads + blockDim.x - 1) / blockDim.x;");
-    w.line("const long long gk_t = (blockIdx.x % gk_xblocks) * blockDim.x + threadIdx.x;");
+    const unsigned G = o.block_size / 32;
+    constexpr unsigned U = 4; // packs in flight per lane
+    w.line("// A 1-D grid of column blocks x outer slices x row slices; a block is 32 lanes x {} row groups.", G);
+    if (cw > 1)
+      w.line("const bool gk_vec = inner % {} == 0;", cw);
+    else
+      w.line("const bool gk_vec = false;");
+    w.line("const int gk_w = gk_vec ? {} : 1; // columns per lane", cw);
+    w.line("const long long gk_threads = inner / gk_w;");
+    w.line("const long long gk_xblocks = (gk_threads + 31) / 32;");
+    w.line("const int gk_lane = threadIdx.x & 31, gk_g = threadIdx.x >> 5;");
+    w.line("const long long gk_t = (blockIdx.x % gk_xblocks) * 32 + gk_lane;");
     w.line("const long long gk_o = (blockIdx.x / gk_xblocks) % outer;");
     w.line("const long long gk_z = blockIdx.x / (gk_xblocks * outer);");
     w.line("const long long gk_splits = gridDim.x / (gk_xblocks * outer);");
     w.line("const long long gk_rows = (extent + gk_splits - 1) / gk_splits;");
     w.line("const long long gk_begin = gk_z * gk_rows;");
     w.line("const long long gk_end = gk_begin + gk_rows < extent ? gk_begin + gk_rows : extent;");
-    w.line("if (gk_t >= gk_threads)");
-    w.line("  return;");
+    w.line("const long long gk_col = gk_t * gk_w;");
+    w.line("// Lanes past the last column still reach the barrier below.");
+    w.line("const bool gk_live = gk_t < gk_threads;");
+    w.line("__shared__ {} gk_part[{}][32];", at, G);
+    w.line("{} gk_accv[{}];", at, cw);
+    w.line("#pragma unroll");
+    w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
+    w.line("  gk_accv[gk_k] = gk_acc;");
+    auto row_at = [&](const std::string& row) { return fmt::format("(gk_o * extent + {}) * inner + gk_col", row); };
     if (cw > 1) {
       b.Helpers.use(Helper::Pack);
       w.open("if (gk_vec) {");
-      w.line("const long long gk_col = gk_t * {};", cw);
       for (unsigned r : reads) {
         std::string t(cuda_compute_type(scalar_type(s.body, ir::stage_value_name(r))));
         w.line("{} gk_r{}v[{}];", t, r, cw);
         w.line("#pragma unroll");
         w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
-        w.line("  gk_r{0}v[gk_k] = {1};", r,
+        w.line("  gk_r{0}v[gk_k] = gk_live ? {1} : 0;", r,
                loaded(plan.stages[r].result, fmt::format("gk_r{}[gk_o * inner + gk_col + gk_k]", r), b.Helpers));
       }
-      w.line("{} gk_accv[{}];", at, cw);
-      w.line("#pragma unroll");
-      w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
-      w.line("  gk_accv[gk_k] = gk_acc;");
-      // Combines pack j of the loaded ones into the W accumulators, in row order.
-      auto combine_packs = [&](const std::string& pack, const std::string& row) {
+      // Combines a loaded pack into the W accumulators.
+      auto combine_pack = [&](const std::string& pack, const std::string& row) {
         b.Index = row;
         w.line("#pragma unroll");
         w.open("for (int gk_k = 0; gk_k < {}; ++gk_k) {{", cw);
@@ -153,45 +161,64 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
         w.close();
       };
       auto pack_at = [&](const ReductionParam& in, const std::string& row) {
-        return fmt::format("*reinterpret_cast<const {}*>({} + (gk_o * extent + {}) * inner + gk_col)",
-                           pack_type(in.type, cw), in.name, row);
+        return fmt::format("*reinterpret_cast<const {}*>({} + {})", pack_type(in.type, cw), in.name, row_at(row));
       };
-      w.line("long long gk_e = gk_begin;");
-      w.open("for (; gk_e + {} <= gk_end; gk_e += {}) {{", U, U);
-      w.line("// All {} loads are issued before the first add.", U);
+      w.line("long long gk_e = gk_begin + gk_g;");
+      w.open("if (gk_live) {");
+      w.open("for (; gk_e + {} < gk_end; gk_e += {}) {{", (U - 1) * G, U * G);
+      w.line("// All {} loads are issued before the first combine.", U);
       for (const ReductionParam& in : b.Inputs)
         w.line("{} {}_p[{}];", pack_type(in.type, cw), in.name, U);
       w.line("#pragma unroll");
       w.open("for (int gk_j = 0; gk_j < {}; ++gk_j) {{", U);
       for (const ReductionParam& in : b.Inputs)
-        w.line("{}_p[gk_j] = {};", in.name, pack_at(in, "gk_e + gk_j"));
+        w.line("{}_p[gk_j] = {};", in.name, pack_at(in, fmt::format("gk_e + gk_j * {}", G)));
       w.close();
       w.line("#pragma unroll");
       w.open("for (int gk_j = 0; gk_j < {}; ++gk_j) {{", U);
-      combine_packs("_p[gk_j]", "gk_e + gk_j");
+      combine_pack("_p[gk_j]", fmt::format("gk_e + gk_j * {}", G));
       w.close();
       w.close();
-      w.open("for (; gk_e < gk_end; ++gk_e) {");
+      w.open("for (; gk_e < gk_end; gk_e += {}) {{", G);
       for (const ReductionParam& in : b.Inputs)
         w.line("const {} {}_q = {};", pack_type(in.type, cw), in.name, pack_at(in, "gk_e"));
-      combine_packs("_q", "gk_e");
+      combine_pack("_q", "gk_e");
       w.close();
-      w.line("#pragma unroll");
-      w.line("for (int gk_k = 0; gk_k < {}; ++gk_k)", cw);
-      w.line("  gk_partials[(gk_z * outer + gk_o) * inner + gk_col + gk_k] = gk_accv[gk_k];");
-      w.line("return;");
       w.close();
+      w.reopen("} else {");
     }
-    w.line("// One column per thread, scalar loads.");
-    w.line("const long long gk_col = gk_t;");
-    read_stage_values("gk_o * inner + gk_col");
+    if (cw == 1)
+      w.open("{");
+    w.line("// One column per lane, scalar loads.");
+    w.line("{}& gk_acc = gk_accv[0];", at);
+    for (unsigned r : reads)
+      w.line("const {} r{} = gk_live ? {} : 0;", cuda_compute_type(scalar_type(s.body, ir::stage_value_name(r))), r,
+             loaded(plan.stages[r].result, fmt::format("gk_r{}[gk_o * inner + gk_col]", r), b.Helpers));
     w.line("#pragma unroll 4");
-    w.open("for (long long gk_e = gk_begin; gk_e < gk_end; ++gk_e) {");
-    w.line("const long long gk_i = (gk_o * extent + gk_e) * inner + gk_col;");
+    w.open("for (long long gk_e = gk_begin + gk_g; gk_live && gk_e < gk_end; gk_e += {}) {{", G);
+    w.line("const long long gk_i = {};", row_at("gk_e"));
     b.Index = "gk_e";
     b.element(w, s.body, [](const std::string& in) { return in + "[gk_i]"; }, "", vt);
     w.close();
-    w.line("gk_partials[(gk_z * outer + gk_o) * inner + gk_col] = gk_acc;");
+    w.close();
+    w.line("// The row groups in order, one column of the pack at a time.");
+    w.line("#pragma unroll");
+    w.open("for (int gk_k = 0; gk_k < {}; ++gk_k) {{", cw);
+    if (cw > 1) {
+      w.line("if (gk_k >= gk_w)");
+      w.line("  break;");
+    }
+    w.line("gk_part[gk_g][gk_lane] = gk_accv[gk_k];");
+    w.line("__syncthreads();");
+    w.open("if (gk_g == 0 && gk_live) {");
+    w.line("{} gk_v = gk_part[0][gk_lane];", at);
+    w.line("#pragma unroll");
+    w.line("for (int gk_j = 1; gk_j < {}; ++gk_j)", G);
+    w.line("  gk_v = gk_op_{}()(gk_v, gk_part[gk_j][gk_lane]);", k);
+    w.line("gk_partials[(gk_z * outer + gk_o) * inner + gk_col + gk_k] = gk_v;");
+    w.close();
+    w.line("__syncthreads();");
+    w.close();
   }
   w.close();
   std::string source = b.finalize_source(name, w.take());
@@ -286,15 +313,16 @@ unsigned column_threads(long long inner, unsigned width) {
   return static_cast<unsigned>(width > 1 && inner % width == 0 ? inner / width : inner);
 }
 
-unsigned column_splits(long long outer, long long extent, long long inner, unsigned block, unsigned sms,
-                       unsigned width) {
-  long long blocks = outer * ((column_threads(inner, width) + block - 1) / block);
-  // About 4 blocks of 256 per SM (half occupancy, each thread with 8 packs
-  // in flight) and at most 128 slices, so the finalize pass reads at most
-  // 128 x inner partials; at least 16 rows per slice.
-  long long want = 4LL * sms;
+unsigned column_blocks(long long inner, unsigned width) { return (column_threads(inner, width) + 31) / 32; }
+
+unsigned column_splits(long long outer, long long extent, long long inner, unsigned sms, unsigned width) {
+  long long blocks = outer * column_blocks(inner, width);
+  // About 2 blocks per SM, and at least 32 rows (4 per row group of 8) per
+  // slice, at most 64 slices: the finalize pass reads splits x inner
+  // partials, and 8 slices of a 4096 x 8192 sum cost 3 us where 66 cost 7.
+  long long want = 2LL * sms;
   long long splits = std::max<long long>(1, (want + blocks - 1) / std::max<long long>(blocks, 1));
-  splits = std::min<long long>({splits, std::max<long long>(1, extent / 16), 128});
+  splits = std::min<long long>({splits, std::max<long long>(1, extent / 32), 64});
   return static_cast<unsigned>(splits);
 }
 

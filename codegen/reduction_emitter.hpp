@@ -9,10 +9,11 @@
 //    fused body over 16-byte packs into one partial per block (warp
 //    shuffles, then the warps' values in a fixed order), and a one-block
 //    kernel reducing the partials in a fixed order: deterministic.
-//  * Column ([outer, rows, inner], inner > 1): per stage, each thread owns
-//    a 16-byte pack of adjacent columns (one column when inner is not a
-//    multiple of the pack width) and a slice of rows, with 8 loads in
-//    flight; a second kernel adds the slices in a fixed order.
+//  * Column ([outer, rows, inner], inner > 1): per stage, blocks of 32
+//    lanes x 8 row groups; a lane owns a 16-byte pack of adjacent columns
+//    (one column when inner is not a multiple of the pack width) with 4
+//    loads in flight, the row groups are combined in order in shared
+//    memory, and a second kernel adds the row slices in a fixed order.
 //  * Row ([rows, cols, 1]): one kernel for every stage and the epilogue:
 //    one block per row; the row's packs are loaded once into registers when
 //    cols <= 32 packs per thread (cached), or re-read per stage otherwise.
@@ -72,14 +73,15 @@ struct ReductionKernels {
 /// outside 32..1024 that is not a multiple of 32.
 ReductionKernels emit_reduction(const ir::ReductionPlan& plan, const ReductionEmitOptions& options);
 
-/// The number of partial slices a Column reduction of [outer, extent,
-/// inner] uses, and the grid of a Full reduction, for `sms` multiprocessors.
-/// `width` is the Column kernels' pack width (ReductionKernels::pack_width).
-unsigned column_splits(long long outer, long long extent, long long inner, unsigned block_size,
-                       unsigned sms, unsigned width = 1);
-/// The threads a Column kernel uses per outer slice and row slice: inner /
-/// width when inner is a multiple of the pack width, else inner.
+/// Column reductions of [outer, extent, inner]: the threads per outer slice
+/// and row slice (inner / width when inner is a multiple of the pack width,
+/// else inner), the column blocks they make (32 lanes each), and the row
+/// slices for `sms` multiprocessors; the grid is blocks x outer x splits.
+/// `width` is ReductionKernels::pack_width.
 unsigned column_threads(long long inner, unsigned width);
+unsigned column_blocks(long long inner, unsigned width);
+unsigned column_splits(long long outer, long long extent, long long inner, unsigned sms, unsigned width);
+/// The grid of a Full reduction.
 unsigned full_grid(long long n, unsigned pack_width, unsigned block_size, unsigned sms);
 
 } // namespace gpukit::codegen

@@ -23,6 +23,11 @@ void SourceWriter::close(std::string_view text) {
   line(text);
 }
 
+void SourceWriter::reopen(std::string_view text) {
+  close(text);
+  ++Depth;
+}
+
 void SourceWriter::lines(std::string_view text) {
   while (!text.empty()) {
     size_t end = text.find('\n');

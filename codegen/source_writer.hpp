@@ -34,6 +34,9 @@ public:
   /// Unindents and appends `text` (e.g. "}").
   void close(std::string_view text = "}");
 
+  /// Ends one block and opens the next on the same line: "} else {".
+  void reopen(std::string_view text);
+
   /// Appends text that may span several lines, each at the current indentation.
   void lines(std::string_view text);
 

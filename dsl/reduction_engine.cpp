@@ -211,10 +211,9 @@ void run_gpu(const CompiledReduction& c, const ReductionShape& g,
         grid = codegen::full_grid(g.extent, c.kernels.pack_width, block, sms);
         parts = grid;
       } else {
-        unsigned splits = codegen::column_splits(g.outer, g.extent, g.inner, block, sms, c.kernels.pack_width);
+        unsigned splits = codegen::column_splits(g.outer, g.extent, g.inner, sms, c.kernels.pack_width);
         // One 1-D grid: column blocks x outer slices x row slices.
-        grid = (codegen::column_threads(g.inner, c.kernels.pack_width) + block - 1) / block *
-               static_cast<unsigned>(g.outer) * splits;
+        grid = codegen::column_blocks(g.inner, c.kernels.pack_width) * static_cast<unsigned>(g.outer) * splits;
         parts = splits;
       }
       ir::ReduceOp op = c.plan.stages[k.stage].op;

@@ -133,12 +133,13 @@ TEST(ReduceCodegen, ColumnKernelLoadsPacksWithLoadsInFlight) {
   ASSERT_EQ(ks.kernels.size(), 2u);
   EXPECT_EQ(ks.pack_width, 4u);
   EXPECT_NE(ks.kernels[0].cuda.source.find("gk_pack<float, 4>"), std::string::npos) << ks.kernels[0].cuda.source;
-  // 4096 x 8192 float32 on 132 SMs: 8 column blocks of 256 threads x 66
-  // row slices (about 4 blocks per SM, <= 128 slices).
+  // 4096 x 8192 float32 on 132 SMs: 64 column blocks of 32 lanes x 5 row
+  // slices (about 2 blocks per SM, <= 64 slices).
   EXPECT_EQ(codegen::column_threads(8192, 4), 2048u);
-  EXPECT_EQ(codegen::column_splits(1, 4096, 8192, 256, 132, 4), 66u);
+  EXPECT_EQ(codegen::column_blocks(8192, 4), 64u);
+  EXPECT_EQ(codegen::column_splits(1, 4096, 8192, 132, 4), 5u);
   EXPECT_EQ(codegen::column_threads(53, 4), 53u);
-  EXPECT_LE(codegen::column_splits(1, 1 << 20, 64, 256, 132, 4), 128u);
+  EXPECT_LE(codegen::column_splits(1, 1 << 20, 64, 132, 4), 64u);
 }
 
 } // namespace
