@@ -133,8 +133,12 @@ unsigned add_stage(ReductionPlan& plan, ReduceOp op, const Program& body, DType 
     return static_cast<unsigned>(plan.stages.size() - 1);
   }
   DType acc = reduce_accumulator_type(ReduceOp::Var, element);
-  plan.stages.push_back({ReduceOp::Mean, optimize(with_output(body, acc, value)), element, acc});
-  unsigned mean = static_cast<unsigned>(plan.stages.size() - 1);
+  // layernorm's mean(x) and var(x) share the mean.
+  Program mean_body = optimize(with_output(body, acc, value));
+  int shared = existing(ReduceOp::Mean, mean_body, acc);
+  if (shared < 0)
+    plan.stages.push_back({ReduceOp::Mean, std::move(mean_body), element, acc});
+  unsigned mean = shared >= 0 ? static_cast<unsigned>(shared) : static_cast<unsigned>(plan.stages.size() - 1);
   Program dev = body;
   NodeId r = dev.add_scalar(stage_value_name(mean), acc, /*weak=*/false);
   NodeId v = dev.add_cast(acc, value);

@@ -153,6 +153,7 @@ std::unique_ptr<CompiledReduction> compile_reduction(ir::ReductionPlan plan, con
   o.block_size = row ? static_cast<unsigned>(std::clamp<long long>((g.extent / 8 + 31) / 32 * 32, 32, 1024)) : 256;
   o.column_inputs = operands.column_inputs;
   c->kernels = codegen::emit_reduction(c->plan, o);
+  dump_plan(c->kernels.kernels.front().cuda.name, describe_plan(*c, g));
   for (const codegen::ReductionKernel& k : c->kernels.kernels) {
     dump_kernel(k.cuda.name, k.cuda.source);
     if (on_gpu)

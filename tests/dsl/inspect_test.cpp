@@ -90,5 +90,23 @@ TEST(Inspect, DumpWritesOneFilePerKernel) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+TEST(Inspect, DumpWritesAReductionsPlanBesideItsKernels) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("gpukit-dump", dir));
+  ::setenv("GPUKIT_DUMP", dir.c_str(), 1);
+  auto x = Array<double>::random({6, 10}, 3).named("x");
+  Array<double> out(Shape({6}));
+  KernelInfo k = inspect(out, sqrt(sum(x * x * x, 1)) + 2.0); // a type no other test uses
+  ::unsetenv("GPUKIT_DUMP");
+  std::string first = k.name.substr(0, k.name.find(' '));
+  auto plan = llvm::MemoryBuffer::getFile(std::string(dir) + "/" + first + ".plan");
+  ASSERT_TRUE(static_cast<bool>(plan)) << dir.c_str();
+  EXPECT_NE((*plan)->getBuffer().str().find("// reduction plan: row (last axis) reduction of [6, 10]"), std::string::npos)
+      << (*plan)->getBuffer().str();
+  EXPECT_NE((*plan)->getBuffer().str().find("epilogue (once per result)"), std::string::npos);
+  EXPECT_TRUE(llvm::sys::fs::exists(std::string(dir) + "/" + first + ".cu"));
+  llvm::sys::fs::remove_directories(dir);
+}
+
 } // namespace
 } // namespace gpukit

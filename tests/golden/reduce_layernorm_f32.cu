@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_57e805cb_row — out = (x - mean(x, 1)) * rsqrt(var(x, 1) + 1e-05) * g + b  (dsl/reduce_codegen_test.cpp:38)
+// gpukit reduction kernel rd_7d93404b_row — out = (x - mean(x, 1)) * rsqrt(var(x, 1) + 1e-05) * g + b  (dsl/reduce_codegen_test.cpp:38)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };
@@ -27,12 +27,9 @@ struct gk_op_0 {
 struct gk_op_1 {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
-struct gk_op_2 {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
 
 extern "C" __global__ void __launch_bounds__(512)
-rd_57e805cb_row(const float* __restrict__ x,
+rd_7d93404b_row(const float* __restrict__ x,
                 const float* __restrict__ g,
                 const float* __restrict__ b,
                 float s2,
@@ -87,35 +84,14 @@ rd_57e805cb_row(const float* __restrict__ x,
         for (int gk_k = 0; gk_k < 4; ++gk_k) {
           {
             float gk_v;
-            gk_v = x_r[gk_j].v[gk_k];
+            const float t0 = x_r[gk_j].v[gk_k] - r0;
+            gk_v = t0 * t0;
             gk_acc = gk_op_1()(gk_acc, gk_v);
           }
         }
       }
     }
     gk_acc = gk_block_reduce(gk_acc, gk_op_1(), gk_smem1);
-    return gk_acc / (float)4096;
-  }();
-  // r2 = mean over the row
-  __shared__ float gk_smem2[32];
-  const float r2 = [&] {
-    float gk_acc = 0;
-    #pragma unroll
-    for (int gk_j = 0; gk_j < 2; ++gk_j) {
-      const int gk_p = threadIdx.x + gk_j * 512;
-      if (gk_p < 1024) {
-        #pragma unroll
-        for (int gk_k = 0; gk_k < 4; ++gk_k) {
-          {
-            float gk_v;
-            const float t0 = x_r[gk_j].v[gk_k] - r1;
-            gk_v = t0 * t0;
-            gk_acc = gk_op_2()(gk_acc, gk_v);
-          }
-        }
-      }
-    }
-    gk_acc = gk_block_reduce(gk_acc, gk_op_2(), gk_smem2);
     return gk_acc / (float)4096;
   }();
   // The row's elements, from the values above
@@ -127,7 +103,7 @@ rd_57e805cb_row(const float* __restrict__ x,
       #pragma unroll
       for (int gk_k = 0; gk_k < 4; ++gk_k) {
         {
-          const float t0 = rsqrtf(r2 + s2);
+          const float t0 = rsqrtf(r1 + s2);
           gk_out.v[gk_k] = (x_r[gk_j].v[gk_k] - r0) * t0 * g_r[gk_j].v[gk_k] + b_r[gk_j].v[gk_k];
         }
       }
