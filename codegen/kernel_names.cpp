@@ -22,7 +22,15 @@ bool is_reserved_kernel_name(std::string_view name) {
   if (n.size() >= 2 && (n[0] == 's' || n[0] == 't') &&
       n.drop_front().find_first_not_of("0123456789") == llvm::StringRef::npos)
     return true;
-  return n.startswith("__") || n.startswith("gpukit");
+  // Reduction kernels: stage values are r0, r1, ... (any r<digit>...
+  // scalar is read as one) and their own locals start gk_.
+  if (n.size() >= 2 && n[0] == 'r' && n[1] >= '0' && n[1] <= '9')
+    return true;
+  return has_reserved_prefix(name);
+}
+
+bool has_reserved_prefix(std::string_view name) {
+  return name.starts_with("__") || name.starts_with("gpukit") || name.starts_with("gk_");
 }
 
 } // namespace gpukit::codegen

@@ -30,6 +30,7 @@
 
 #include "codegen/ir_printer.hpp"
 #include "codegen/passes/pipeline.hpp"
+#include "support/error.hpp"
 
 #include <fmt/format.h>
 #include <llvm/Support/ErrorHandling.h>
@@ -147,6 +148,19 @@ unsigned add_stage(ReductionPlan& plan, ReduceOp op, const Program& body, DType 
   plan.stages.push_back({ReduceOp::Mean, optimize(with_output(dev, acc, sq)), element,
                          reduce_result_type(ReduceOp::Var, element)});
   return static_cast<unsigned>(plan.stages.size() - 1);
+}
+
+void set_epilogue(ReductionPlan& plan, const Program& top) {
+  if (plan.stages.empty())
+    throw gpukit::Error(ErrorKind::Internal, "set_epilogue: the plan has no stage");
+  const Output& out = top.outputs().front();
+  const Node& value = top.node(out.value);
+  bool plain = value.op == Op::Scalar && top.scalars()[value.index].name == stage_value_name(plan.stages.size() - 1) &&
+               out.type == plan.stages.back().result;
+  if (plain)
+    plan.epilogue.reset();
+  else
+    plan.epilogue = optimize(top);
 }
 
 std::string print(const ReductionPlan& plan) {

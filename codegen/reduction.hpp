@@ -79,6 +79,12 @@ struct ReductionPlan {
 /// value is the reduction ("r<k>").
 unsigned add_stage(ReductionPlan& plan, ReduceOp op, const Program& body, DType element);
 
+/// Completes `plan` from `top`, the program of the whole assigned
+/// expression in which reduction k is the scalar "r<k>": no epilogue when
+/// `top` is just the last stage's value in its type, otherwise `top`,
+/// optimized, becomes the epilogue. Both front ends finish a plan so.
+void set_epilogue(ReductionPlan& plan, const Program& top);
+
 /// The name of stage k's value inside later programs: "r<k>".
 std::string stage_value_name(unsigned k);
 

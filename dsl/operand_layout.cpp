@@ -81,10 +81,14 @@ OperandLayout make_layout(const AssignmentCall& call) {
     return false;
   };
   for (std::string& o : layout.output_names)
-    if (codegen::is_reserved_kernel_name(o))
+    if (codegen::has_reserved_prefix(o))
+      o = "out" + o;
+    else if (codegen::is_reserved_kernel_name(o))
       o += "_";
   for (uint8_t leaf : layout.input_leaf) {
     std::string base = layout.leaf_names[leaf];
+    if (codegen::has_reserved_prefix(base))
+      base = "in" + base; // no suffix would free it
     std::string name = taken(base) ? base + "_in" : base;
     for (unsigned suffix = 2; taken(name); ++suffix)
       name = fmt::format("{}_in{}", base, suffix);

@@ -18,20 +18,6 @@
 
 namespace gpukit::detail {
 
-void set_epilogue(ir::ReductionPlan& plan, const ir::Program& top) {
-  if (plan.stages.empty())
-    throw Error(ErrorKind::Internal, "set_epilogue: the plan has no stage");
-  const ir::Output& out = top.outputs().front();
-  const ir::Node& value = top.node(out.value);
-  bool plain = value.op == ir::Op::Scalar &&
-               top.scalars()[value.index].name == ir::stage_value_name(plan.stages.size() - 1) &&
-               out.type == plan.stages.back().result;
-  if (plain)
-    plan.epilogue.reset();
-  else
-    plan.epilogue = ir::optimize(top);
-}
-
 ReductionShape reduction_shape(const Shape& main, std::optional<int> axis, std::string_view what) {
   ReductionShape g;
   g.main = main;
@@ -51,7 +37,9 @@ ReductionShape reduction_shape(const Shape& main, std::optional<int> axis, std::
   g.extent = main[a];
   for (int k = a + 1; k < rank; ++k)
     g.inner *= main[k];
-  g.kind = g.inner == 1 ? codegen::ReductionKind::Row : codegen::ReductionKind::Column;
+  // An empty row is a column of no rows: the row kernel is compiled for a
+  // row length, the column one gives every group the identity.
+  g.kind = g.inner == 1 && g.extent > 0 ? codegen::ReductionKind::Row : codegen::ReductionKind::Column;
   return g;
 }
 
@@ -82,6 +70,10 @@ ReductionOperands classify_operands(const ir::ReductionPlan& plan, const Reducti
                                     llvm::ArrayRef<NamedShape> operands, const Shape& output,
                                     std::string_view what) {
   ReductionOperands r;
+  if (output.size() == 0 && g.main.size() == 0) {
+    r.scope = ResultScope::Element; // nothing to read or write: no kernel runs
+    return r;
+  }
   const bool row = g.kind == codegen::ReductionKind::Row;
   const bool over_row = plan.epilogue && row && output.size() == g.main.size();
   if (over_row && output.size() != g.groups()) {
@@ -152,6 +144,8 @@ std::unique_ptr<CompiledReduction> compile_reduction(ir::ReductionPlan plan, con
   // Row: about 8 elements per thread, so short rows still fill a block.
   o.block_size = row ? static_cast<unsigned>(std::clamp<long long>((g.extent / 8 + 31) / 32 * 32, 32, 1024)) : 256;
   o.column_inputs = operands.column_inputs;
+  if (operands.scope == ResultScope::Element && !row)
+    return c; // an empty array broadcast back (classify_operands): no kernel
   c->kernels = codegen::emit_reduction(c->plan, o);
   dump_plan(c->kernels.kernels.front().cuda.name, describe_plan(*c, g));
   for (const codegen::ReductionKernel& k : c->kernels.kernels) {
@@ -271,7 +265,7 @@ void run_reduction(const CompiledReduction& c, const ReductionShape& g,
                    llvm::function_ref<uint64_t(const std::string&)> input,
                    llvm::function_ref<ir::Constant(const std::string&)> scalar, uint64_t destination,
                    std::string_view what) {
-  if (g.groups() == 0)
+  if (g.groups() == 0 || c.kernels.kernels.empty())
     return;
   for (const ir::ReduceStage& s : c.plan.stages)
     if (g.extent == 0 && (s.op == ir::ReduceOp::ArgMin || s.op == ir::ReduceOp::ArgMax))

@@ -46,12 +46,6 @@ struct ReductionShape {
   long long groups() const { return outer * inner; }
 };
 
-/// Completes `plan` from `top`, the program of the whole assigned
-/// expression in which reduction k is the scalar "r<k>": no epilogue when
-/// `top` is just the last stage's value in its type, otherwise `top`,
-/// optimized, becomes the epilogue.
-void set_epilogue(ir::ReductionPlan& plan, const ir::Program& top);
-
 /// Reducing `main` over `axis` (negative counts from the end; nullopt:
 /// every element). Error{Shape} naming `what` when the axis is out of range.
 ReductionShape reduction_shape(const Shape& main, std::optional<int> axis, std::string_view what);

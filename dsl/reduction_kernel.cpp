@@ -143,7 +143,7 @@ std::unique_ptr<ReductionVariant> build(const AssignmentType& type, const Assign
   IrBuilder builder(top, layout);
   builder.reduction_context = &ctx;
   type.build(builder);
-  set_epilogue(plan, top);
+  ir::set_epilogue(plan, top);
   std::string what = describe(type, call);
   ReductionOperands operands =
       classify_operands(plan, g, named_operands(call, layout), call.outputs[0]->shape(), what);

@@ -152,5 +152,23 @@ TEST(ReduceEpilogue, OutputOfTheWrongSizeNamesTheExpectedShapes) {
   }
 }
 
+TEST(ReduceEpilogue, EmptyRowsGiveTheIdentity) {
+  auto x = Array<float>::full({3, 0}, 1.0f);
+  auto sums = Array<float>::full({3}, kNaN);
+  sums = sum(x, 1);
+  expect_close(host(sums), {0, 0, 0});
+  auto maxima = eval(amax(x, 1));
+  EXPECT_EQ(maxima.to_host()[0], -std::numeric_limits<float>::infinity());
+  Array<float> centred(Shape({3, 0}));
+  centred = x - mean(x, 1); // nothing to write
+  Array<int64_t> idx(Shape({3}));
+  try {
+    idx = argmax(x, 1);
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage) << e.what();
+  }
+}
+
 } // namespace
 } // namespace gpukit
