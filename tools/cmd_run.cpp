@@ -3,6 +3,7 @@
 #include "tools/cli.hpp"
 
 #include "dsl/text/npy.hpp"
+#include "dsl/reduction_engine.hpp"
 #include "dsl/text/program_runner.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/runtime.hpp"
@@ -43,10 +44,20 @@ Prepared prepare() {
   p.lowered.check_scalars_bound();
   p.compiled = text::compile_program(
       p.lowered, {.vectorize = true, .index64 = codegen::needs_index64(p.n), .n = p.n});
-  if (Dump)
-    llvm::outs() << p.compiled.cuda.source << "\n";
-  if (Explain)
-    llvm::outs() << fmt::format("kernel {}: {}\n", p.compiled.cuda.name, p.compiled.launch.explain());
+  if (Dump) {
+    if (p.compiled.has_elementwise)
+      llvm::outs() << p.compiled.cuda.source << "\n";
+    for (const text::CompiledStatement& c : p.compiled.reductions)
+      llvm::outs() << text::describe_statement(c) << "\n";
+  }
+  if (Explain) {
+    if (p.compiled.has_elementwise)
+      llvm::outs() << fmt::format("kernel {}: {}\n", p.compiled.cuda.name, p.compiled.launch.explain());
+    for (const text::CompiledStatement& c : p.compiled.reductions) {
+      std::string plan = detail::describe_plan(*c.compiled, c.shape);
+      llvm::outs() << fmt::format("{}: {}\n", p.lowered.reductions[c.index].what, plan.substr(0, plan.find('\n')));
+    }
+  }
   for (const text::ArrayInfo& in : p.lowered.inputs) {
     auto file = files.find(in.name);
     if (file != files.end()) {
@@ -60,22 +71,32 @@ Prepared prepare() {
   return p;
 }
 
+/// The program's kernels: "ew_1234abcd", "ew_1234abcd, rd_5678ef01_row".
+std::string kernel_names(const text::CompiledProgram& compiled) {
+  std::string names = compiled.has_elementwise ? compiled.cuda.name : std::string();
+  for (const text::CompiledStatement& c : compiled.reductions)
+    for (const codegen::ReductionKernel& k : c.compiled->kernels.kernels)
+      names += (names.empty() ? "" : ", ") + k.cuda.name;
+  return names;
+}
+
 void print_backend(const text::CompiledProgram& compiled, const text::ProgramRunner& runner) {
   if (!Verbose)
     return;
   rt::Runtime& runtime = rt::Runtime::get();
   llvm::raw_ostream& os = llvm::errs();
   if (!runtime.on_gpu()) {
-    os << fmt::format("backend: CPU fallback ({}); kernel {} evaluated, not compiled\n",
-                      runtime.fallback_reason(), compiled.cuda.name);
+    std::string names = kernel_names(compiled);
+    os << fmt::format("backend: CPU fallback ({}); kernel{} {} evaluated, not compiled\n",
+                      runtime.fallback_reason(), names.find(',') == std::string::npos ? "" : "s", names);
     return;
   }
-  const rt::Kernel* k = runner.kernel();
   rt::KernelCacheStats s = runtime.kernels().stats();
   os << fmt::format("backend: GPU {} ({})\n", runtime.device()->name, runtime.arch());
-  os << fmt::format("kernel {}: {}\n", k->name,
-                    k->from_disk ? std::string("loaded from the disk cache")
-                                 : fmt::format("compiled in {:.1f} ms", k->compile_ms));
+  if (const rt::Kernel* k = runner.kernel())
+    os << fmt::format("kernel {}: {}\n", k->name,
+                      k->from_disk ? std::string("loaded from the disk cache")
+                                   : fmt::format("compiled in {:.1f} ms", k->compile_ms));
   os << fmt::format("kernel cache: {} compiled, {} from disk, {} from memory, {} corrupt\n",
                     s.compiles, s.disk_hits, s.memory_hits, s.corrupt_entries);
 }
@@ -165,7 +186,12 @@ int run_bench() {
 
   double gbs = bytes / (kernel_ms * 1e6);
   double copy_gbs = 2.0 * copy_bytes / (copy_ms * 1e6);
-  llvm::outs() << fmt::format("{}  n = {}  on {}\n", p.compiled.cuda.name, p.n, backend_description());
+  if (p.compiled.reductions.empty())
+    llvm::outs() << fmt::format("{}  n = {}  on {}\n", p.compiled.cuda.name, p.n, backend_description());
+  else
+    llvm::outs() << fmt::format("{}  ({} statement{} with reductions)  on {}\n", kernel_names(p.compiled),
+                                p.compiled.reductions.size(), p.compiled.reductions.size() == 1 ? "" : "s",
+                                backend_description());
   llvm::outs() << fmt::format("median {:.4f} ms over {} runs  {:.1f} GB/s  {:.0f}% of copy bandwidth "
                               "({:.1f} GB/s measured now)\n",
                               kernel_ms, Repetitions.getValue(), gbs, 100.0 * gbs / copy_gbs, copy_gbs);

@@ -25,6 +25,8 @@ std::string Lowerer::describe_operand(const Expr& e, const Value& v) const {
     text = text.substr(0, 37) + "...";
   if (v.shape < 0)
     return fmt::format("'{}' (a scalar)", text);
+  if (v.group)
+    return fmt::format("'{}' is reduced to {}", text, Arrays[v.shape].shape_string());
   const ArrayInfo& a = Arrays[v.shape];
   if (e.kind == ExprKind::Name && e.name == a.name)
     return fmt::format("'{}' is {}", text, a.describe());
@@ -132,11 +134,14 @@ int Lowerer::merge_shapes(llvm::ArrayRef<const Expr*> exprs, llvm::ArrayRef<Valu
 Value Lowerer::make_op(ir::Op op, llvm::ArrayRef<const Expr*> exprs, llvm::ArrayRef<Value> args,
                        Offset at, std::string_view what) {
   Value v;
-  v.shape = merge_shapes(exprs, args, at, what);
+  if (std::optional<Value> g = combine_groups(exprs, args, at, what))
+    v = *g;
+  else
+    v.shape = merge_shapes(exprs, args, at, what);
   llvm::SmallVector<ir::NodeId, 3> nodes;
   for (const Value& a : args)
     nodes.push_back(a.node);
-  v.node = Prog.add(op, nodes);
+  v.node = Prog->add(op, nodes);
   if (op == ir::Op::Select) {
     v.type = promote_all({args[1].type, args[2].type});
   } else if (args.size() == 1) {
@@ -150,6 +155,8 @@ Value Lowerer::make_op(ir::Op op, llvm::ArrayRef<const Expr*> exprs, llvm::Array
 }
 
 Value Lowerer::lower_literal(const Expr& e) {
+  if (Red)
+    return reduction_literal(e);
   ScalarKind kind = literal_kind(e);
   // s<k> is reserved for literals: user names of that form are renamed.
   // Equal floating literals share one scalar, as equal C++ scalars do in
@@ -165,7 +172,7 @@ Value Lowerer::lower_literal(const Expr& e) {
       return v;
     }
   }
-  v.node = Prog.add_scalar(fmt::format("s{}", slot), default_type(kind), /*weak=*/true);
+  v.node = Prog->add_scalar(fmt::format("s{}", slot), default_type(kind), /*weak=*/true);
   Out.scalar_values.push_back(value);
   Literals.push_back({value, v.node});
   return v;
@@ -219,6 +226,8 @@ Value Lowerer::lower_name(const Expr& e) {
     it = Symbols.emplace(e.name, std::move(s)).first;
   }
   Symbol& s = it->second;
+  if (Red)
+    return reduction_name(e, s);
   if (s.assigned_later || s.kind == Symbol::Kind::Assigned) {
     if (!s.result)
       Src.fail(ErrorKind::Usage, e.offset,
@@ -234,7 +243,7 @@ Value Lowerer::lower_name(const Expr& e) {
                                ? e.name + "_arg"
                                : e.name;
       InputKernelNames.insert(kernel);
-      s.scalar = Prog.add_scalar(kernel, s.dtype, /*weak=*/false);
+      s.scalar = Prog->add_scalar(kernel, s.dtype, /*weak=*/false);
       Out.scalar_values.push_back(s.value);
     }
     v.node = *s.scalar;
@@ -243,44 +252,13 @@ Value Lowerer::lower_name(const Expr& e) {
   }
   const ArrayInfo& info = Arrays[s.array];
   if (!s.input) {
-    s.input = Prog.add_input(input_kernel_name(e.name), info.dtype);
+    s.input = Prog->add_input(input_kernel_name(e.name), info.dtype);
     Out.inputs.push_back(info);
   }
   v.node = *s.input;
   v.type = {info.dtype, false};
   v.shape = s.array;
   return v;
-}
-
-void Lowerer::reduction_unavailable(const Expr& e, const FunctionInfo& f) {
-  // Check the arguments as a reduction takes them, so the program is
-  // otherwise right when reductions arrive.
-  size_t positional = 0;
-  for (size_t k = 0; k < e.args.size(); ++k) {
-    const std::string& kw = k < e.keywords.size() ? e.keywords[k] : std::string();
-    if (kw.empty()) {
-      ++positional;
-      continue;
-    }
-    if (kw != "axis")
-      Src.fail(ErrorKind::Usage, e.args[k].offset,
-               fmt::format("{}() takes the keyword argument 'axis', not '{}'", f.name, kw));
-  }
-  for (size_t k = 1; k < e.args.size(); ++k) {
-    const Expr& a = e.args[k];
-    if (a.kind != ExprKind::Number || a.is_float)
-      Src.fail(ErrorKind::Type, a.offset,
-               fmt::format("the axis of {}() must be an integer literal, not '{}'", f.name,
-                           format_expr(a)));
-  }
-  if (positional == 0 || e.args.size() > 2)
-    Src.fail(ErrorKind::Usage, e.offset,
-             fmt::format("{}() takes an array and an optional axis, as in {}(x, axis=1)", f.name,
-                         f.name));
-  Src.fail(ErrorKind::Usage, e.offset,
-           fmt::format("{}() is a reduction; reductions are not available yet, only elementwise "
-                       "functions",
-                       f.name));
 }
 
 Value Lowerer::lower_cast(const Expr& e, DType to) {
@@ -291,10 +269,10 @@ Value Lowerer::lower_cast(const Expr& e, DType to) {
   Value v;
   if (arg.kind == ExprKind::Number || arg.kind == ExprKind::Bool) {
     // A typed constant: the pipeline folds the cast.
-    v.node = Prog.add_cast(to, Prog.add_constant(natural_constant(arg)));
+    v.node = Prog->add_cast(to, Prog->add_constant(natural_constant(arg)));
   } else {
     Value a = lower_expr(arg);
-    v.node = Prog.add_cast(to, a.node);
+    v.node = Prog->add_cast(to, a.node);
     v.shape = a.shape;
   }
   v.type = {to, false};
@@ -317,14 +295,11 @@ Value Lowerer::lower_call(const Expr& e) {
     Src.fail(ErrorKind::Parse, e.offset,
              fmt::format("unknown function '{}'{}", e.name, did_you_mean(e.name, candidates)));
   }
+  if (is_reduction_call(e))
+    return lower_reduction_call(e, *f);
   bool has_keyword = false;
   for (const std::string& k : e.keywords)
     has_keyword |= !k.empty();
-  bool is_minmax_reduction = (f->op == ir::Op::Min || f->op == ir::Op::Max) &&
-                             f->kind == FunctionKind::Elementwise &&
-                             (e.args.size() == 1 || has_keyword);
-  if (f->kind == FunctionKind::Reduction || is_minmax_reduction)
-    reduction_unavailable(e, *f);
   if (has_keyword)
     Src.fail(ErrorKind::Usage, e.offset,
              fmt::format("{}() takes no keyword arguments; only reductions take an axis", f->name));

@@ -5,6 +5,7 @@
 //   opts.sizes["N"] = 1000000;
 //   LoweredProgram lp = lower(parse_program(text, "bs.gk"), opts);
 //   lp.program;           // one elementwise kernel, outputs in statement order
+//   lp.reductions;        // one ir::ReductionPlan per statement that reduces
 //
 // The language's semantics, as this file gives them:
 //  * Inputs are the declared arrays (`x: f32[N]`) a statement reads; they
@@ -23,14 +24,53 @@
 //  * `name = expr` writes an output; `let name = expr` names a value used
 //    later without writing it. An output declared with a type
 //    (`out: f16[N]`) is stored as that type, otherwise as the expression's.
-//  * Every array of a program has one shape (the program is one elementwise
-//    kernel); shapes are compared by their bound extents, or by name while
-//    unbound.
-// Reductions (sum, mean, softmax, ...) parse, and are rejected here until the
-// IR has them.
+//  * The statements without a reduction form one elementwise kernel: every
+//    array of it has one shape; shapes are compared by their bound extents,
+//    or by name while unbound.
+//
+// Reductions: sum prod mean var min max argmin argmax any all (and amin,
+// amax; std, logsumexp and softmax, spelled out as the formulas below),
+// lowered to the ir::ReductionPlan the C++ DSL builds (dsl/reduce.hpp) and
+// run by the same engine (dsl/reduction_engine.hpp):
+//  * `sum(x)` reduces every element; `sum(x, axis=1)` or `sum(x, 1)` one
+//    axis (negative axes count from the end); `keepdims=true` keeps it as an
+//    extent of 1. min and max reduce with one argument or `axis=`:
+//    `max(x, 1)` is the elementwise maximum with 1, as in the DSL. The axis
+//    is an integer literal and takes a literal slot s<k> (after those of the
+//    reduced expression) exactly as the DSL's axis takes a collected scalar
+//    slot, so both front ends build the same kernels. Each statement with
+//    reductions numbers its own slots from s0, and gives every literal its
+//    own slot (as the DSL's reduction builder does: equal literals are not
+//    merged there).
+//  * A statement that contains a reduction (directly, or by reading a `let`
+//    or output that does) is its own kernel(s): one plan. Reading another
+//    statement's `let` or output inside it re-lowers that expression there,
+//    as a C++ `auto` variable is re-read (CSE and the plan's de-duplication
+//    merge repeats): a reduction statement never reads another kernel's
+//    output from memory.
+//  * Every reduction of a statement reduces the same axis of arrays of one
+//    shape (the "main" shape). A reduction's value is one per group (row,
+//    column, or the whole array). Combined with an operand of the main shape
+//    (or of shape [cols]) it is broadcast back over the row: the statement
+//    then has the main shape (`exp(x - max(x, axis=1))`, with or without
+//    keepdims), which needs a reduction of the last axis. Combined only with
+//    scalars, other reductions and operands of the result's shape, the
+//    statement has the result's shape: the main shape without the reduced
+//    axis (as 1 when any reduction says keepdims=true; a full reduction
+//    gives a 0-d output), e.g. `n = sqrt(sum(x * x))`.
+//  * Operands read inside a reduction, or by a statement of the main shape,
+//    have the main shape, or [cols] in a row reduction (weights, biases:
+//    `(x - mean(x, axis=1)) * g + b`); operands read only per group have
+//    the result's shape (`sum(x, axis=1) + b`, b: [R]).
+//  * A reduction of a reduced value (`sum(sum(x, axis=1))`) is an error: a
+//    statement reduces its arrays once.
+//  * std(x, ...) is sqrt(var(x, ...)); logsumexp(x, ...) is
+//    max(x, ...) + log(sum(exp(x - max(x, ...)), ...)); softmax(x, axis=-1)
+//    is exp(x - max(x, axis)) / sum(exp(x - max(x, axis)), axis).
 #pragma once
 
 #include "codegen/ir.hpp"
+#include "codegen/reduction.hpp"
 #include "dsl/text/ast.hpp"
 
 #include <cstdint>
@@ -82,22 +122,61 @@ struct ArrayInfo {
   std::string shape_string() const;
 };
 
+/// One statement that reduces: the plan the C++ DSL builds for the same
+/// assignment, and what running it needs.
+struct LoweredReduction {
+  /// The stages and the epilogue (ir::set_epilogue); its label is the
+  /// statement and where it came from.
+  ir::ReductionPlan plan;
+  /// The reduced array's shape (named after the reduced expression).
+  ArrayInfo main;
+  /// The reduced axis (0..rank-1), or nullopt: every element.
+  std::optional<int> axis;
+  bool keepdims = false;
+  /// Element: the result has the main shape (reductions broadcast back over
+  /// each row); Group: one value per group.
+  ir::EpilogueScope scope = ir::EpilogueScope::Group;
+  /// Its index in LoweredProgram::outputs.
+  size_t output = 0;
+  /// Per input the plan reads: its name in the plan and its index in
+  /// LoweredProgram::inputs.
+  std::vector<std::pair<std::string, size_t>> inputs;
+  /// A scalar the plan takes: a literal s<k> or a declared scalar.
+  struct Scalar {
+    std::string name;   ///< in the plan
+    std::string source; ///< in the program ("s<k>" for a literal)
+    DType type = DType::Float32;
+    std::optional<ir::Constant> value; ///< nullopt: declared without one
+  };
+  std::vector<Scalar> scalars;
+  /// "`m = sum(x)` (t.gk:3)", for messages.
+  std::string what;
+};
+
 struct LoweredProgram {
-  /// The program before any pass (infer_types, folding) runs; its label is
-  /// the statements' text and where they came from.
+  /// The elementwise kernel (every statement without a reduction) before
+  /// any pass (infer_types, folding) runs; its label is the statements'
+  /// text and where they came from. No outputs when every statement reduces.
   ir::Program program;
-  /// Per IR input and output, in kernel-parameter order.
+  /// The inputs of `program`, in kernel-parameter order, then those only
+  /// reductions read, in the order first read.
   std::vector<ArrayInfo> inputs;
+  /// Every output, in statement order.
   std::vector<ArrayInfo> outputs;
-  /// Per IR scalar: its value; nullopt for a declared scalar given none.
+  /// Per output of `program`: its index in `outputs`.
+  std::vector<size_t> elementwise_outputs;
+  /// Per IR scalar of `program`: its value; nullopt for a declared scalar given none.
   std::vector<std::optional<ir::Constant>> scalar_values;
+  /// The statements that reduce, in statement order.
+  std::vector<LoweredReduction> reductions;
   /// Every size the program names and its value (-1: unbound).
   std::map<std::string, int64_t> sizes;
   /// Things worth saying that do not stop the program ("x is declared but not used").
   std::vector<std::string> warnings;
 
-  /// The element count every array shares; throws Error{Usage} naming the
-  /// unbound sizes (and the --size flag that binds them) when some are not.
+  /// Throws Error{Usage} naming the unbound sizes (and the --size flag that
+  /// binds them) when some are not; otherwise the element count of the
+  /// elementwise kernel's outputs (0 when it has none).
   int64_t elements() const;
   /// Throws Error{Usage} naming the first declared scalar without a value.
   void check_scalars_bound() const;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <llvm/Support/ErrorHandling.h>
 
+#include <algorithm>
+
 namespace gpukit::text::detail_lower {
 
 std::string Lowerer::output_kernel_name(const std::string& name) const {
@@ -42,9 +44,9 @@ void Lowerer::check_value_name(const std::string& name, Offset offset, std::stri
              fmt::format("'{}' is the name of a function; {} needs another name", name, what));
   // Kernel parameters cannot start so (is_reserved_kernel_name), and no
   // suffix would free them.
-  if (name.starts_with("__") || name.starts_with("gpukit"))
+  if (has_reserved_prefix(name))
     Src.fail(ErrorKind::Usage, offset,
-             fmt::format("'{}': names starting with '__' or 'gpukit' are reserved; {} needs "
+             fmt::format("'{}': names starting with '__', 'gpukit' or 'gk_' are reserved; {} needs "
                          "another name",
                          name, what));
 }
@@ -64,7 +66,14 @@ void Lowerer::resolve_extents(ArrayInfo& info) {
 
 int Lowerer::add_array(ArrayInfo info) {
   resolve_extents(info);
-  info.random_index = static_cast<unsigned>(Arrays.size());
+  info.random_index = static_cast<unsigned>(Arrays.size() - ShapeOnlyArrays);
+  Arrays.push_back(std::move(info));
+  return static_cast<int>(Arrays.size() - 1);
+}
+
+int Lowerer::add_shape(ArrayInfo info) {
+  resolve_extents(info);
+  ++ShapeOnlyArrays;
   Arrays.push_back(std::move(info));
   return static_cast<int>(Arrays.size() - 1);
 }
@@ -202,6 +211,7 @@ void Lowerer::collect_assignments() {
       s.offset = a->offset;
       s.assigned_later = true;
       s.assignment_offset = a->offset;
+      s.assignment = a;
       Symbols.emplace(a->name, std::move(s));
       continue;
     }
@@ -222,6 +232,7 @@ void Lowerer::collect_assignments() {
                            a->name, Src.locate(s.offset).line));
     s.assigned_later = true;
     s.assignment_offset = a->offset;
+    s.assignment = a;
   }
   for (const Statement& st : Parsed.statements)
     if (const auto* a = std::get_if<Assignment>(&st); a && !a->local)
@@ -234,6 +245,7 @@ void Lowerer::collect_assignments() {
 void Lowerer::lower_assignment(const Assignment& a) {
   Value v = lower_expr(a.value);
   Symbol& s = Symbols.at(a.name);
+  s.done = true;
   if (a.local) {
     s.result = v;
     return;
@@ -275,7 +287,8 @@ void Lowerer::lower_assignment(const Assignment& a) {
   ArrayInfo out = Arrays[shape];
   out.name = a.name;
   out.dtype = type;
-  Prog.add_output(output_kernel_name(a.name), type, v.node);
+  Prog->add_output(output_kernel_name(a.name), type, v.node);
+  Out.elementwise_outputs.push_back(Out.outputs.size());
   Out.outputs.push_back(std::move(out));
   s.result = v;
   if (!Label.empty())
@@ -290,10 +303,10 @@ void Lowerer::finish() {
     Src.fail(ErrorKind::Usage, static_cast<Offset>(Src.text().size()),
              "the program writes no output", "add an assignment such as `out = x * 2`");
   for (const auto& [name, sym] : Symbols) {
-    if (sym.kind == Symbol::Kind::Array && !sym.input && !sym.assigned_later)
+    if (sym.kind == Symbol::Kind::Array && !sym.input && !sym.assigned_later && !sym.read_by_reduction)
       Out.warnings.push_back(fmt::format("{}:{}: '{}' is declared but never read; it is not a kernel operand",
                                          Src.filename(), Src.locate(sym.offset).line, name));
-    if (sym.kind == Symbol::Kind::Scalar && !sym.scalar)
+    if (sym.kind == Symbol::Kind::Scalar && !sym.scalar && !sym.read_by_reduction)
       Out.warnings.push_back(fmt::format("{}:{}: scalar '{}' is declared but never read",
                                          Src.filename(), Src.locate(sym.offset).line, name));
   }
@@ -324,20 +337,45 @@ void Lowerer::finish() {
     auto it = Sizes.find(n);
     Out.sizes[n] = it == Sizes.end() ? -1 : it->second;
   }
+  // The inputs only reductions read come after the elementwise kernel's.
+  for (size_t r = 0; r < Out.reductions.size(); ++r) {
+    for (const std::pair<std::string, std::string>& input : ReductionInputs[r]) {
+      const std::string& symbol = input.second;
+      auto same = [&](const ArrayInfo& a) { return a.name == symbol; };
+      auto it = std::find_if(Out.inputs.begin(), Out.inputs.end(), same);
+      size_t index = static_cast<size_t>(it - Out.inputs.begin());
+      if (it == Out.inputs.end())
+        Out.inputs.push_back(Arrays[Symbols.at(symbol).array]);
+      Out.reductions[r].inputs.push_back({input.first, index});
+    }
+  }
   // Extents bound by a file read after an array was recorded.
   for (ArrayInfo& a : Out.inputs)
     resolve_extents(a);
   for (ArrayInfo& a : Out.outputs)
     resolve_extents(a);
-  Prog.label = fmt::format("{}  ({}:{})", Label, Src.filename(), Src.locate(LabelOffset).line);
+  for (LoweredReduction& r : Out.reductions)
+    resolve_extents(r.main);
+  if (!Label.empty())
+    Out.program.label = fmt::format("{}  ({}:{})", Label, Src.filename(), Src.locate(LabelOffset).line);
 }
 
 LoweredProgram Lowerer::run() {
   declare_all();
   collect_assignments();
-  for (const Statement& st : Parsed.statements)
-    if (const auto* a = std::get_if<Assignment>(&st))
+  for (const Statement& st : Parsed.statements) {
+    const auto* a = std::get_if<Assignment>(&st);
+    if (!a)
+      continue;
+    // A statement reduces when it calls a reduction or reads a value that
+    // does (only earlier statements' values can be read).
+    Symbol& s = Symbols.at(a->name);
+    s.reduces = contains_reduction(a->value);
+    if (s.reduces)
+      lower_reduction_statement(*a);
+    else
       lower_assignment(*a);
+  }
   finish();
   return std::move(Out);
 }

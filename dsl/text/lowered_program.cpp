@@ -75,16 +75,23 @@ int64_t LoweredProgram::elements() const {
                 fmt::format("size{} {} {} not bound; give{}", unbound.size() == 1 ? "" : "s",
                             join_names(unbound), unbound.size() == 1 ? "is" : "are", flags));
   }
-  return outputs.empty() ? 0 : outputs.front().elements();
+  return elementwise_outputs.empty() ? 0 : outputs[elementwise_outputs.front()].elements();
 }
 
 void LoweredProgram::check_scalars_bound() const {
+  auto unbound = [](std::string_view name, DType type) {
+    return Error(ErrorKind::Usage,
+                 fmt::format("scalar '{0}' has no value; give --scalar {0}=VALUE or declare it "
+                             "with one ({0}: {1} = ...)",
+                             name, short_name(type)));
+  };
   for (size_t k = 0; k < scalar_values.size(); ++k)
     if (!scalar_values[k])
-      throw Error(ErrorKind::Usage,
-                  fmt::format("scalar '{0}' has no value; give --scalar {0}=VALUE or declare it "
-                              "with one ({0}: {1} = ...)",
-                              program.scalars()[k].name, short_name(program.scalars()[k].type)));
+      throw unbound(program.scalars()[k].name, program.scalars()[k].type);
+  for (const LoweredReduction& r : reductions)
+    for (const LoweredReduction::Scalar& s : r.scalars)
+      if (!s.value)
+        throw unbound(s.source, s.type);
 }
 
 } // namespace gpukit::text

@@ -30,10 +30,12 @@ constexpr FunctionKind E = FunctionKind::Elementwise;
 constexpr FunctionKind R = FunctionKind::Reduction;
 
 // Sorted by name (find_function bisects). Reductions name their operation
-// Op::Input as a placeholder: they have no IR node yet.
+// Op::Input as a placeholder: they are no IR node but a ReductionPlan stage
+// (dsl/text/lower_reduction.cpp).
 constexpr FunctionInfo kFunctions[] = {
-    {"abs", E, Op::Abs, 1, 1},        {"amax", R, Op::Input, 1, 1},
-    {"amin", R, Op::Input, 1, 1},     {"argmax", R, Op::Input, 1, 1},
+    {"abs", E, Op::Abs, 1, 1},        {"all", R, Op::Input, 1, 1},
+    {"amax", R, Op::Input, 1, 1},     {"amin", R, Op::Input, 1, 1},
+    {"any", R, Op::Input, 1, 1},      {"argmax", R, Op::Input, 1, 1},
     {"argmin", R, Op::Input, 1, 1},   {"ceil", E, Op::Ceil, 1, 1},
     {"clamp", E, Op::Clamp, 3, 3},    {"cos", E, Op::Cos, 1, 1},
     {"erf", E, Op::Erf, 1, 1},        {"exp", E, Op::Exp, 1, 1},
@@ -90,6 +92,8 @@ bool is_reserved(std::string_view name) {
   return std::find(std::begin(kReservedWords), std::end(kReservedWords), name) !=
          std::end(kReservedWords);
 }
+
+bool has_reserved_prefix(std::string_view name) { return codegen::has_reserved_prefix(name); }
 
 bool is_reserved_kernel_name(std::string_view name) {
   return codegen::is_reserved_kernel_name(name);

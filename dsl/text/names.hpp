@@ -23,7 +23,7 @@ std::vector<std::string_view> dtype_names();
 
 enum class FunctionKind : uint8_t {
   Elementwise, ///< one IR operation
-  Reduction,   ///< along an axis; accepted by the grammar, not yet lowered
+  Reduction,   ///< over every element or one axis (lower_reduction.cpp)
 };
 
 struct FunctionInfo {
@@ -46,6 +46,8 @@ bool is_reserved(std::string_view name);
 /// uses, s<k>/t<k>, n, i). The same rule as the C++ DSL's (dsl/expression_kernel.cpp),
 /// so a text program and its C++ twin name their parameters alike.
 bool is_reserved_kernel_name(std::string_view name);
+/// codegen::has_reserved_prefix: no suffix makes such a name a free kernel parameter.
+bool has_reserved_prefix(std::string_view name);
 
 /// "; did you mean 'x'?" naming the candidate closest to `name` by edit
 /// distance, or "" when none is close enough to be a plausible typo.

@@ -56,9 +56,9 @@ ir::Constant convert(const ir::Constant& v, DType to) {
 /// outputs' shape; nullopt when every operand has the outputs' shape.
 std::optional<codegen::StridedArgs> broadcast_args(const LoweredProgram& lowered,
                                                    llvm::ArrayRef<size_t> input_index) {
-  if (lowered.outputs.empty())
+  if (lowered.elementwise_outputs.empty())
     return std::nullopt;
-  const ArrayInfo& out = lowered.outputs.front();
+  const ArrayInfo& out = lowered.outputs[lowered.elementwise_outputs.front()];
   auto extent = [](const ArrayInfo& a, size_t k) -> int64_t {
     if (a.extents[k] >= 0)
       return a.extents[k];
@@ -94,8 +94,8 @@ std::optional<codegen::StridedArgs> broadcast_args(const LoweredProgram& lowered
   };
   for (size_t index : input_index)
     args.inputs.push_back(row_major(lowered.inputs[index]));
-  for (const ArrayInfo& o : lowered.outputs)
-    args.outputs.push_back(row_major(o));
+  for (size_t o : lowered.elementwise_outputs)
+    args.outputs.push_back(row_major(lowered.outputs[o]));
   return args;
 }
 
@@ -103,6 +103,11 @@ std::optional<codegen::StridedArgs> broadcast_args(const LoweredProgram& lowered
 
 CompiledProgram compile_program(const LoweredProgram& lowered, const CompileOptions& options) {
   CompiledProgram cp;
+  for (size_t k = 0; k < lowered.reductions.size(); ++k)
+    cp.reductions.push_back(compile_statement(lowered, k, {.on_gpu = false, .unbound_extent = options.unbound_extent}));
+  if (lowered.program.outputs().empty())
+    return cp;
+  cp.has_elementwise = true;
   cp.optimized = ir::optimize(lowered.program);
   cp.launch = tuned_launch(cp.optimized, options.n, options.vectorize);
   cp.options = cp.launch.emit_options(options.index64);
@@ -146,15 +151,30 @@ ProgramRunner::ProgramRunner(const CompiledProgram& compiled, const LoweredProgr
                               short_name(param.type)));
     Scalars.push_back(convert(*value, param.type));
   }
+  for (const LoweredReduction& r : lowered.reductions)
+    for (const LoweredReduction::Scalar& s : r.scalars)
+      if (!s.value)
+        throw Error(ErrorKind::Usage,
+                    fmt::format("scalar '{0}' has no value; give --scalar {0}=VALUE or declare it "
+                                "with one",
+                                s.source));
   rt::Runtime& runtime = rt::Runtime::get();
   OnGpu = runtime.on_gpu();
-  if (OnGpu)
+  if (OnGpu && compiled.has_elementwise)
     Kernel = &runtime.kernels().get({compiled.cuda.name, compiled.cuda.source, compiled.cuda.nvrtc_options});
+  if (OnGpu)
+    for (size_t k = 0; k < lowered.reductions.size(); ++k)
+      Loaded.push_back(compile_statement(lowered, k, {.on_gpu = true}));
   for (const ArrayInfo& in : lowered.inputs)
     Inputs.push_back(runtime.allocator().allocate(
         std::max<size_t>(1, static_cast<size_t>(in.elements()) * size_of(in.dtype))));
-  for (const ArrayInfo& out : lowered.outputs)
-    Outputs.push_back(runtime.allocator().allocate(std::max<size_t>(1, N * size_of(out.dtype))));
+  std::vector<bool> elementwise(lowered.outputs.size(), false);
+  for (size_t k : lowered.elementwise_outputs)
+    elementwise[k] = true;
+  for (size_t k = 0; k < lowered.outputs.size(); ++k) {
+    size_t elements = elementwise[k] ? N : static_cast<size_t>(lowered.outputs[k].elements());
+    Outputs.push_back(runtime.allocator().allocate(std::max<size_t>(1, elements * size_of(lowered.outputs[k].dtype))));
+  }
 }
 
 ProgramRunner::~ProgramRunner() {
@@ -176,7 +196,25 @@ void ProgramRunner::upload(llvm::ArrayRef<HostArray> inputs) {
   }
 }
 
+void ProgramRunner::poison_outputs() {
+  rt::Runtime& runtime = rt::Runtime::get();
+  for (rt::Allocation a : Outputs) {
+    std::vector<std::byte> ones(a.bytes, std::byte{0xFF});
+    runtime.copy_to_device(a, ones.data(), ones.size());
+  }
+}
+
 void ProgramRunner::launch() {
+  if (Compiled.has_elementwise)
+    launch_elementwise();
+  const std::vector<CompiledStatement>& statements = OnGpu ? Loaded : Compiled.reductions;
+  for (const CompiledStatement& c : statements) {
+    const LoweredReduction& r = Lowered.reductions[c.index];
+    run_statement(c, Lowered, [&](size_t input) { return Inputs[input].address; }, Outputs[r.output].address);
+  }
+}
+
+void ProgramRunner::launch_elementwise() {
   if (N == 0)
     return;
   if (!OnGpu) {
@@ -184,8 +222,8 @@ void ProgramRunner::launch() {
     for (size_t index : Compiled.input_index)
       in.push_back(Inputs[index].host_ptr());
     llvm::SmallVector<void*, 4> out;
-    for (rt::Allocation a : Outputs)
-      out.push_back(a.host_ptr());
+    for (size_t k : Lowered.elementwise_outputs)
+      out.push_back(Outputs[k].host_ptr());
     // Through the dispatch controller, as GPU launches are: ordered after the
     // task's work and accounted to it.
     rt::Runtime::get().scheduling().dispatch().launch_host(rt::sched::current_task(), [&] {
@@ -200,8 +238,8 @@ void ProgramRunner::launch() {
   llvm::SmallVector<uint64_t, 16> slots;
   for (size_t index : Compiled.input_index)
     slots.push_back(Inputs[index].address);
-  for (rt::Allocation a : Outputs)
-    slots.push_back(a.address);
+  for (size_t k : Lowered.elementwise_outputs)
+    slots.push_back(Outputs[k].address);
   for (size_t k = 0; k < Scalars.size(); ++k) {
     uint64_t bits = 0;
     codegen::write_scalar_argument(Scalars[k], Compiled.optimized.scalars()[k].type, &bits);
@@ -239,11 +277,14 @@ void ProgramRunner::download(std::vector<HostArray>& outputs) {
   rt::Runtime& runtime = rt::Runtime::get();
   runtime.synchronize();
   outputs.clear();
+  std::vector<bool> elementwise(Outputs.size(), false);
+  for (size_t k : Lowered.elementwise_outputs)
+    elementwise[k] = true;
   for (size_t k = 0; k < Outputs.size(); ++k) {
     const ArrayInfo& info = Lowered.outputs[k];
     std::vector<int64_t> shape = info.extents;
     HostArray a = HostArray::zeros(info.dtype, shape);
-    if (a.elements() != N)
+    if (elementwise[k] && a.elements() != N)
       throw Error(ErrorKind::Internal, fmt::format("output '{}' is not {} elements", info.name, N));
     runtime.copy_to_host(a.data.data(), Outputs[k], a.data.size());
     outputs.push_back(std::move(a));
@@ -254,8 +295,10 @@ size_t ProgramRunner::bytes_per_launch() const {
   size_t bytes = 0;
   for (size_t index : Compiled.input_index)
     bytes += static_cast<size_t>(Lowered.inputs[index].elements()) * size_of(Lowered.inputs[index].dtype);
-  for (const ArrayInfo& out : Lowered.outputs)
-    bytes += N * size_of(out.dtype);
+  for (size_t k : Lowered.elementwise_outputs)
+    bytes += N * size_of(Lowered.outputs[k].dtype);
+  for (size_t k = 0; k < Lowered.reductions.size(); ++k)
+    bytes += statement_bytes(Lowered, k);
   return bytes;
 }
 

@@ -84,7 +84,7 @@ TEST(Cli, DumpShowsIrAndAcceptsEveryExample) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("kernel(x: f32[], y: f32[]; a: f32) -> (out: f32[])"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("__global__"), std::string::npos);
-  for (const char* name : {"saxpy.gk", "black_scholes.gk", "gelu.gk"}) {
+  for (const char* name : {"saxpy.gk", "black_scholes.gk", "gelu.gk", "softmax.gk", "layernorm.gk"}) {
     Result d = gpukit({"dump", example(name)});
     EXPECT_EQ(d.rc, 0) << name << ": " << d.err;
   }
@@ -219,6 +219,111 @@ TEST(Cli, TuneWithoutAGpuExitsWithTwo) {
   r = gpukit({"tune", example("saxpy.gk")}); // N unbound: the user's mistake comes first
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("--size"), std::string::npos) << r.err;
+}
+
+/// Each reduction kernel's source without its first (label) line.
+std::vector<std::string> reduction_kernels(const std::string& text) {
+  std::vector<std::string> bodies;
+  const std::string marker = "// gpukit reduction kernel ";
+  for (size_t at = text.find(marker); at != std::string::npos;) {
+    size_t next = text.find(marker, at + 1);
+    std::string kernel = text.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    kernel = kernel.substr(kernel.find('\n') + 1);
+    while (!kernel.empty() && kernel.back() == '\n')
+      kernel.pop_back();
+    bodies.push_back(kernel);
+    at = next;
+  }
+  return bodies;
+}
+
+TEST(Cli, DumpOfReductionsIsTheDslsCuda) {
+  Result r = gpukit({"dump", example("softmax.gk"), "--size", "R=64", "--size", "C=100"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("reduction plan: row (last axis) reduction of [64, 100]")) << r.out;
+  auto x = Array<float>::random({64, 100}, 1).named("x");
+  Array<float> out(x.shape());
+  out.named("out");
+  std::vector<std::string> cpp =
+      reduction_kernels(inspect(out, exp(x - amax(x, 1)) / sum(exp(x - amax(x, 1)), 1)).source);
+  ASSERT_EQ(cpp.size(), 1u);
+  EXPECT_EQ(reduction_kernels(r.out), cpp);
+
+  r = gpukit({"dump", "-e", "x: f32[N]\ny: f32[N]\nout = sum(x * y)", "--size", "N=1000"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto a = Array<float>::random({1000}, 1).named("x");
+  auto b = Array<float>::random({1000}, 2).named("y");
+  Array<float> total(Shape(1));
+  total.named("out");
+  cpp = reduction_kernels(inspect(total, sum(a * b)).source);
+  ASSERT_EQ(cpp.size(), 2u);
+  EXPECT_EQ(reduction_kernels(r.out), cpp);
+
+  r = gpukit({"dump", "-e", "x: f32[R, C]\nout = mean(x, 0)", "--size", "R=64", "--size", "C=100"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  Array<float> means(Shape(100));
+  means.named("out");
+  cpp = reduction_kernels(inspect(means, mean(x, 0)).source);
+  ASSERT_EQ(cpp.size(), 2u);
+  EXPECT_EQ(reduction_kernels(r.out), cpp);
+
+  // Unbound, the row length is assumed for the dump, and said so.
+  r = gpukit({"dump", example("softmax.gk")});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("note: `out = exp(x - max(x, axis=1)) / sum(exp(x - max(x, axis=1)), axis=1)` "
+                       "(" + example("softmax.gk") + ":6): size C is not bound; the row kernel is shown for C = 1024"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, RunAndBenchProgramsWithReductions) {
+  Result r = gpukit({"run", example("softmax.gk"), "--size", "R=64", "--size", "C=100"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("out: f32[64, 100]  min ")) << r.out;
+  EXPECT_NE(r.out.find("mean 0.01 "), std::string::npos) << r.out; // each row sums to 1
+
+  r = gpukit({"run", "--verbose", example("layernorm.gk"), "--size", "R=8", "--size", "C=64"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("out: f32[8, 64]  min ")) << r.out;
+  EXPECT_NE(r.err.find("rd_"), std::string::npos) << r.err;
+
+  // Outputs in statement order, a 0-d one saved as shape ().
+  std::string path = scratch_dir() + "/n.npy";
+  llvm::sys::fs::remove(path);
+  text::HostArray x = text::HostArray::zeros(DType::Float64, {4});
+  for (size_t k = 0; k < 4; ++k)
+    x.set(k, static_cast<double>(k));
+  std::string in = scratch_dir() + "/x4.npy";
+  text::write_npy(in, x);
+  r = gpukit({"run", "-e", "y = x + 1; n = sqrt(sum(x * x)); m = max(x)", "--input", "x=" + in, "--save",
+              "n=" + path});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "y: f64[4]  min 1  max 4  mean 2.5  [1, 2, 3, 4]\n"
+                   "n: f64[]  min 3.74166  max 3.74166  mean 3.74166  [3.74166]\n"
+                   "m: f64[]  min 3  max 3  mean 3  [3]\n");
+  EXPECT_NE(read_file(path).find("'shape': ()"), std::string::npos);
+  EXPECT_NEAR(text::read_npy(path).get(0), std::sqrt(14.0), 1e-12);
+
+  r = gpukit({"bench", example("softmax.gk"), "--size", "R=64", "--size", "C=100", "--reps", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("% of copy bandwidth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(1 statement with reductions)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ReductionErrorsExitWithOne) {
+  Result r = gpukit({"run", "-e", "x: f32[R, C]\nout = sum(x, axis=2)", "--size", "R=4", "--size", "C=3"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.err, "-e:2:19: error: axis 2 is out of range: 'x' is f32[R, C] = [4, 3], which has 2 "
+                   "dimensions (axes -2..1)\n"
+                   "  out = sum(x, axis=2)\n"
+                   "                    ^\n");
+  EXPECT_EQ(r.out, "");
+  // Tuning has nothing to measure in reduction kernels: the user's error first.
+  r = gpukit({"tune", example("softmax.gk"), "--size", "R=64", "--size", "C=100"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("error: tune measures elementwise kernels, and every statement of this program reduces"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(Cli, Demo) {

@@ -1,7 +1,8 @@
 // The text front end and the C++ DSL build the same kernel for the same
 // expression: `gpukit dump -e 'out = 2*x + sin(y)'` prints the CUDA that
 // `out = 2 * x + sin(y);` runs (only the label comment, which says where the
-// expression was written, differs).
+// expression was written, differs). Reductions too: the same plan gives the
+// same kernels.
 #include "dsl/gpukit.hpp"
 #include "dsl/text/parser.hpp"
 #include "dsl/text/program_runner.hpp"
@@ -61,6 +62,68 @@ TEST(DslParity, EqualLiteralsShareOneScalar) {
   EXPECT_EQ(without_label(text), without_label(cpp));
   EXPECT_NE(text.find("float s0, float s1, float s4"), std::string::npos) << text;
   EXPECT_EQ(text.find("s2"), std::string::npos) << text;
+}
+
+/// Each reduction kernel's source without its first (label) line.
+std::vector<std::string> kernel_bodies(const std::string& sources) {
+  std::vector<std::string> bodies;
+  const std::string marker = "// gpukit reduction kernel ";
+  for (size_t at = sources.find(marker); at != std::string::npos;) {
+    size_t next = sources.find(marker, at + 1);
+    std::string kernel = sources.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    kernel = kernel.substr(kernel.find('\n') + 1);
+    while (!kernel.empty() && kernel.back() == '\n')
+      kernel.pop_back();
+    bodies.push_back(kernel);
+    at = next;
+  }
+  return bodies;
+}
+
+std::string text_reduction_sources(std::string_view program, std::map<std::string, int64_t> sizes) {
+  LowerOptions opts;
+  opts.sizes = std::move(sizes);
+  CompiledProgram cp = compile_program(lower(parse_program(program, "-e"), opts));
+  EXPECT_EQ(cp.reductions.size(), 1u);
+  std::string out;
+  for (const CompiledStatement& c : cp.reductions)
+    for (const codegen::ReductionKernel& k : c.compiled->kernels.kernels)
+      out += k.cuda.source + "\n";
+  return out;
+}
+
+TEST(DslParity, SoftmaxGivesTheSameKernels) {
+  auto x = Array<float>::random({64, 100}, 1).named("x");
+  Array<float> out(x.shape());
+  out.named("out");
+  KernelInfo cpp = inspect(out, exp(x - amax(x, 1)) / sum(exp(x - amax(x, 1)), 1));
+  std::string text = text_reduction_sources(
+      "x: f32[R, C]\nout = exp(x - max(x, axis=1)) / sum(exp(x - max(x, axis=1)), axis=1)",
+      {{"R", 64}, {"C", 100}});
+  std::vector<std::string> t = kernel_bodies(text), c = kernel_bodies(cpp.source);
+  ASSERT_EQ(t.size(), 1u) << text;
+  EXPECT_EQ(t, c);
+  EXPECT_EQ(kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = softmax(x)", {{"R", 64}, {"C", 100}})), c);
+}
+
+TEST(DslParity, FullAndColumnReductionsGiveTheSameKernels) {
+  auto x = Array<float>::random({1000}, 1).named("x");
+  auto y = Array<float>::random({1000}, 2).named("y");
+  Array<float> total(Shape(1));
+  total.named("out");
+  std::vector<std::string> cpp = kernel_bodies(inspect(total, sum(x * y)).source);
+  std::vector<std::string> text =
+      kernel_bodies(text_reduction_sources("x: f32[N]\ny: f32[N]\nout = sum(x * y)", {{"N", 1000}}));
+  ASSERT_EQ(text.size(), 2u); // partials, then their combination
+  EXPECT_EQ(text, cpp);
+
+  auto m = Array<float>::random({64, 100}, 3).named("x");
+  Array<float> means(Shape(100));
+  means.named("out");
+  cpp = kernel_bodies(inspect(means, mean(m, 0)).source);
+  text = kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = mean(x, 0)", {{"R", 64}, {"C", 100}}));
+  ASSERT_EQ(text.size(), 2u);
+  EXPECT_EQ(text, cpp);
 }
 
 } // namespace

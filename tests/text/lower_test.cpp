@@ -131,11 +131,10 @@ TEST(Lower, Errors) {
             "  out = x * 2 + m\n"
             "              ^\n"
             "note: broadcasting (NumPy rules) needs each trailing dimension pair to be equal or 1");
-  EXPECT_EQ(lower_error("out = sum(x, axis=0)"),
-            "t.gk:1:7: error: sum() is a reduction; reductions are not available yet, only "
-            "elementwise functions\n"
-            "  out = sum(x, axis=0)\n"
-            "        ^");
+  EXPECT_EQ(lower_error("out = sum(x, axis=1)", {}, ErrorKind::Shape),
+            "t.gk:1:19: error: axis 1 is out of range: 'x' is f32[N], which has 1 dimension (axes -1..0)\n"
+            "  out = sum(x, axis=1)\n"
+            "                    ^");
   EXPECT_EQ(lower_error("out = max(x, axis=1.5)", {}, ErrorKind::Type),
             "t.gk:1:19: error: the axis of max() must be an integer literal, not '1.5'\n"
             "  out = max(x, axis=1.5)\n"
@@ -198,7 +197,7 @@ TEST(Lower, Errors) {
             "  ^\n"
             "note: add an assignment such as `out = x * 2`");
   EXPECT_EQ(lower_error("out = __x * 2"),
-            "t.gk:1:7: error: '__x': names starting with '__' or 'gpukit' are reserved; an input "
+            "t.gk:1:7: error: '__x': names starting with '__', 'gpukit' or 'gk_' are reserved; an input "
             "needs another name\n"
             "  out = __x * 2\n"
             "        ^");
