@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 
@@ -84,6 +85,7 @@ struct KernelCache::Impl {
   std::atomic<uint64_t> DiskHits{0};
   std::atomic<uint64_t> Compiles{0};
   std::atomic<uint64_t> CorruptEntries{0};
+  std::atomic<double> CompileMs{0}, LoadMs{0};
 
   KernelSlot& slot(uint64_t key) {
     std::lock_guard<std::mutex> lock(Mutex);
@@ -115,6 +117,7 @@ std::vector<char> KernelCache::Impl::read_or_compile(const KernelRequest& reques
   CompileResult compiled = NvrtcCompiler(*Nvrtc).compile(request.name, request.source, Arch, request.options);
   ++Compiles;
   kernel.compile_ms = compiled.milliseconds;
+  CompileMs.fetch_add(compiled.milliseconds);
   if (Disk) {
     std::string why;
     if (!Disk->write(key, compiled.cubin, &why))
@@ -163,8 +166,11 @@ const Kernel& KernelCache::get(const KernelRequest& request) {
   kernel->key = key;
   kernel->cubin = P->read_or_compile(request, key, *kernel);
   if (P->Driver) {
+    auto start = std::chrono::steady_clock::now();
     Module module(*P->Driver, P->Context, kernel->cubin, kernel->name);
     kernel->function = module.function(kernel->name);
+    kernel->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    P->LoadMs.fetch_add(kernel->load_ms);
     slot.Loaded = std::move(module);
   }
   slot.Compiled = std::move(kernel);
@@ -177,6 +183,8 @@ KernelCacheStats KernelCache::stats() const {
   stats.disk_hits = P->DiskHits.load();
   stats.compiles = P->Compiles.load();
   stats.corrupt_entries = P->CorruptEntries.load();
+  stats.compile_ms = P->CompileMs.load();
+  stats.load_ms = P->LoadMs.load();
   return stats;
 }
 

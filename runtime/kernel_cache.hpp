@@ -40,6 +40,7 @@ struct Kernel {
   CUfunction function = nullptr; ///< nullptr on the CPU fallback (compiled, not loaded)
   std::vector<char> cubin;
   double compile_ms = 0;     ///< NVRTC time, 0 when it came from disk
+  double load_ms = 0;        ///< cuModuleLoadData and the function lookup
   bool from_disk = false;
 };
 
@@ -48,6 +49,8 @@ struct KernelCacheStats {
   uint64_t disk_hits = 0;
   uint64_t compiles = 0;
   uint64_t corrupt_entries = 0;
+  double compile_ms = 0; ///< NVRTC time, over every compile
+  double load_ms = 0;    ///< module loads, over every kernel loaded
 };
 
 struct DriverApi;
