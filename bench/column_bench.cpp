@@ -225,8 +225,8 @@ int main(int argc, char** argv) {
   std::string combine_name = info.name.substr(info.name.find(' ') + 1);
   // inspect() gives both kernels' sources one after the other: split them.
   size_t second = info.source.find("// gpukit reduction kernel", 1);
-  RawKernel partial(info.source.substr(0, second), partial_name, {"--fmad=false"});
-  RawKernel combine(info.source.substr(second), combine_name, {"--fmad=false"});
+  RawKernel partial(info.source.substr(0, second), partial_name, codegen::generated_kernel_options());
+  RawKernel combine(info.source.substr(second), combine_name, codegen::generated_kernel_options());
   const long long xblocks = codegen::column_blocks(cols, 4);
   unsigned dsl_splits = codegen::column_splits(1, rows, cols, sms, 4);
   for (unsigned splits : {dsl_splits, 4u, 16u}) {

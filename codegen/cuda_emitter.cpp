@@ -340,7 +340,7 @@ CudaKernel ElementwiseEmitter::emit() {
                                      : fmt::format("// gpukit kernel {} — {}\n", name, label);
   std::string helpers = Helpers.definitions(P);
   std::string source = header + (helpers.empty() ? "" : "\n" + helpers) + w.take();
-  return {name, std::move(source), width, {"--fmad=false"}};
+  return {name, std::move(source), width};
 }
 
 } // namespace

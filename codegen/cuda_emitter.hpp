@@ -46,14 +46,20 @@ struct EmitOptions {
   bool restrict_pointers = true;
 };
 
+/// The NVRTC options every generated kernel is compiled with (besides the
+/// arch): "--fmad=false", so that a * b + c rounds twice as on the CPU
+/// instead of being contracted into one fma.
+inline const std::vector<std::string>& generated_kernel_options() {
+  static const std::vector<std::string> options = {"--fmad=false"};
+  return options;
+}
+
 struct CudaKernel {
   std::string name;   ///< the entry point, "ew_" + 8 hex digits
   std::string source; ///< complete CUDA source
   unsigned pack_width = 1; ///< elements per 16-byte pack; 1 when not vectorized
-  /// NVRTC options the source must be compiled with (besides the arch):
-  /// "--fmad=false", so that a * b + c rounds twice as on the CPU instead of
-  /// being contracted into one fma.
-  std::vector<std::string> nvrtc_options = {"--fmad=false"};
+  /// NVRTC options the source must be compiled with (besides the arch).
+  std::vector<std::string> nvrtc_options = generated_kernel_options();
 };
 
 /// The kernel for `optimized` (typed: run ir::optimize first). Throws

@@ -162,7 +162,7 @@ CudaKernel StridedEmitter::emit(const std::string& name) {
                                    label, L.key());
   std::string helpers = Helpers.definitions(P);
   std::string source = header + (helpers.empty() ? "" : "\n" + helpers) + w.take();
-  return {name, std::move(source), 1, {"--fmad=false"}};
+  return {name, std::move(source), 1};
 }
 
 } // namespace

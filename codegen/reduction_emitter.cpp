@@ -222,7 +222,7 @@ ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmi
   }
   w.close();
   std::string source = b.finalize_source(name, w.take());
-  return {{name, source, width, {"--fmad=false"}}, ReductionKernel::Role::Partial, k, params};
+  return {{name, source, width}, ReductionKernel::Role::Partial, k, params};
 }
 
 ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEmitOptions& o, unsigned k,
@@ -301,7 +301,7 @@ ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEm
   }
   w.close();
   std::string source = b.finalize_source(name, w.take());
-  return {{name, source, 1, {"--fmad=false"}}, ReductionKernel::Role::Finalize, k, params};
+  return {{name, source, 1}, ReductionKernel::Role::Finalize, k, params};
 }
 
 

@@ -149,7 +149,7 @@ ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOpt
   }
   w.close();
   std::string source = b.finalize_source(name, w.take());
-  return {{name, source, width, {"--fmad=false"}}, ReductionKernel::Role::Row, 0, params};
+  return {{name, source, width}, ReductionKernel::Role::Row, 0, params};
 }
 
 
