@@ -25,20 +25,17 @@ using namespace gpukit;
 
 namespace {
 
-// 32 lanes x 8 row groups: a warp reads 32 adjacent 16-byte packs (512
-// contiguous bytes) of one row, the block's 8 warps 8 rows at once; each
-// thread keeps U packs in flight. The 8 row groups are added in order
-// through shared memory, then slices in order by the combine kernel (or, in
-// the _fused variant, by the block that finishes a column block last).
+// Hand-written references for the generated column kernels: 32 lanes x 8
+// row groups (a warp reads 512 contiguous bytes of one row, the block 8
+// rows), slices combined in order by a second kernel or, in tiled_fused, by
+// the block that finishes a column block last.
 constexpr const char* kTiled = R"(
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };
 
-extern "C" __global__ void __launch_bounds__(256)
-tiled_partial(const float* __restrict__ x, float* __restrict__ partials, long long rows, long long cols,
-              long long splits) {
-  const long long xblocks = cols / 128;
-  const long long col = (blockIdx.x % xblocks) * 128 + (threadIdx.x & 31) * 4;
-  const long long z = blockIdx.x / xblocks;
+// The block's sum of its slice of rows for this lane's 4 columns (valid in
+// warp 0): U = 4 packs in flight per lane, then the 8 row groups in order.
+__device__ __forceinline__ gk_pack<float, 4> tile_sum(const float* __restrict__ x, long long rows, long long cols,
+                                                      long long splits, long long col, long long z) {
   const long long per = (rows + splits - 1) / splits;
   const long long begin = z * per;
   const long long end = begin + per < rows ? begin + per : rows;
@@ -65,15 +62,24 @@ tiled_partial(const float* __restrict__ x, float* __restrict__ partials, long lo
   __shared__ gk_pack<float, 4> smem[8][32];
   smem[g][threadIdx.x & 31] = gk_pack<float, 4>{{acc[0], acc[1], acc[2], acc[3]}};
   __syncthreads();
-  if (g != 0)
-    return;
-  gk_pack<float, 4> s = smem[0][threadIdx.x];
+  gk_pack<float, 4> s = smem[0][threadIdx.x & 31];
   #pragma unroll
   for (int j = 1; j < 8; ++j)
     #pragma unroll
     for (int k = 0; k < 4; ++k)
-      s.v[k] += smem[j][threadIdx.x].v[k];
-  *reinterpret_cast<gk_pack<float, 4>*>(partials + z * cols + col) = s;
+      s.v[k] += smem[j][threadIdx.x & 31].v[k];
+  return s;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+tiled_partial(const float* __restrict__ x, float* __restrict__ partials, long long rows, long long cols,
+              long long splits) {
+  const long long xblocks = cols / 128;
+  const long long col = (blockIdx.x % xblocks) * 128 + (threadIdx.x & 31) * 4;
+  const long long z = blockIdx.x / xblocks;
+  gk_pack<float, 4> s = tile_sum(x, rows, cols, splits, col, z);
+  if (threadIdx.x < 32)
+    *reinterpret_cast<gk_pack<float, 4>*>(partials + z * cols + col) = s;
 }
 
 extern "C" __global__ void __launch_bounds__(256)
@@ -97,59 +103,25 @@ tiled_fused(const float* __restrict__ x, float* __restrict__ partials, float* __
   const long long xb = blockIdx.x % xblocks;
   const long long col = xb * 128 + (threadIdx.x & 31) * 4;
   const long long z = blockIdx.x / xblocks;
-  const long long per = (rows + splits - 1) / splits;
-  const long long begin = z * per;
-  const long long end = begin + per < rows ? begin + per : rows;
-  const int g = threadIdx.x >> 5;
-  float acc[4] = {0, 0, 0, 0};
-  long long r = begin + g;
-  for (; r + 24 < end; r += 32) {
-    gk_pack<float, 4> p[4];
-    #pragma unroll
-    for (int u = 0; u < 4; ++u)
-      p[u] = *reinterpret_cast<const gk_pack<float, 4>*>(x + (r + 8 * u) * cols + col);
-    #pragma unroll
-    for (int u = 0; u < 4; ++u)
-      #pragma unroll
-      for (int k = 0; k < 4; ++k)
-        acc[k] += p[u].v[k];
-  }
-  for (; r < end; r += 8) {
-    gk_pack<float, 4> p = *reinterpret_cast<const gk_pack<float, 4>*>(x + r * cols + col);
-    #pragma unroll
-    for (int k = 0; k < 4; ++k)
-      acc[k] += p.v[k];
-  }
-  __shared__ gk_pack<float, 4> smem[8][32];
   __shared__ bool last;
-  smem[g][threadIdx.x & 31] = gk_pack<float, 4>{{acc[0], acc[1], acc[2], acc[3]}};
-  __syncthreads();
-  if (g == 0) {
-    gk_pack<float, 4> s = smem[0][threadIdx.x];
-    #pragma unroll
-    for (int j = 1; j < 8; ++j)
-      #pragma unroll
-      for (int k = 0; k < 4; ++k)
-        s.v[k] += smem[j][threadIdx.x].v[k];
-    *reinterpret_cast<gk_pack<float, 4>*>(partials + z * cols + col) = s;
+  gk_pack<float, 4> mine = tile_sum(x, rows, cols, splits, col, z);
+  if (threadIdx.x < 32) {
+    *reinterpret_cast<gk_pack<float, 4>*>(partials + z * cols + col) = mine;
     __threadfence();
   }
   __syncthreads();
   if (threadIdx.x == 0)
     last = atomicAdd(&counters[xb], 1u) == splits - 1;
   __syncthreads();
-  if (!last || g != 0)
+  if (!last || threadIdx.x >= 32)
     return;
   __threadfence();
   gk_pack<float, 4> s;
-  #pragma unroll
-  for (int k = 0; k < 4; ++k)
-    s.v[k] = ((const volatile float*)partials)[col + k];
-  for (long long q = 1; q < splits; ++q) {
+  for (long long q = 0; q < splits; ++q) {
     const volatile float* p = partials + q * cols + col;
     #pragma unroll
     for (int k = 0; k < 4; ++k)
-      s.v[k] += p[k];
+      s.v[k] = q == 0 ? p[k] : s.v[k] + p[k];
   }
   *reinterpret_cast<gk_pack<float, 4>*>(out + col) = s;
   if (threadIdx.x == 0)

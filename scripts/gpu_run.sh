@@ -28,6 +28,12 @@ if [ "$mode" = tests ] || [ "$mode" = all ]; then
   for ex in saxpy black_scholes custom_function softmax layernorm; do
     [ -x "$b/examples/$ex" ] && { "$b/examples/$ex" >> "$out/tests.txt" 2>&1; echo "$ex exit $?" >> "$out/tests.txt"; }
   done
+  for gk in saxpy black_scholes gelu; do
+    "$b/tools/gpukit" run "$root/examples/$gk.gk" --size N=1000000 >> "$out/tests.txt" 2>&1; echo "$gk.gk exit $?" >> "$out/tests.txt"
+  done
+  for gk in softmax layernorm; do
+    "$b/tools/gpukit" run "$root/examples/$gk.gk" --size R=512 --size C=1024 >> "$out/tests.txt" 2>&1; echo "$gk.gk exit $?" >> "$out/tests.txt"
+  done
   grep -E "^== |PASSED|FAILED|exit|SKIPPED \]" "$out/tests.txt" | grep -v "^\[  SKIPPED \] [A-Z]" | head -80
 fi
 
@@ -38,6 +44,11 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
   cat "$out/first_call.jsonl"
   "$b/bench/elementwise_bench" --out "$out/elementwise.json" 2>&1 | tee "$out/bench.txt"
   [ -x "$b/bench/reduction_bench" ] && "$b/bench/reduction_bench" --out "$out/reduction.json" 2>&1 | tee -a "$out/bench.txt"
+  [ -x "$b/bench/column_bench" ] && "$b/bench/column_bench" --out "$out/column.json" > "$out/column.txt" 2>&1
+  # The text front end builds the same kernels: the same speed through the CLI.
+  "$b/tools/gpukit" bench "$root/examples/softmax.gk" --size R=8192 --size C=4096 2>&1 | tee -a "$out/bench.txt"
+  "$b/tools/gpukit" bench -e 'x: f32[R, C]
+s = sum(x, axis=0)' --size R=4096 --size C=8192 2>&1 | tee -a "$out/bench.txt"
   [ -x "$b/bench/dispatch_bench" ] && "$b/bench/dispatch_bench" --out "$out/dispatch.json" 2>&1 | tail -12 | tee -a "$out/bench.txt"
   [ -x "$b/bench/qos_bench" ] && "$b/bench/qos_bench" --out "$out/qos.json" 2>&1 | tail -8 | tee -a "$out/bench.txt"
   (cd "$root" && PYTHONUNBUFFERED=1 timeout 300 python3 bench/peers.py --out "$out/peers.json" 2>&1 | tail -30 | tee "$out/peers.txt")

@@ -1,6 +1,7 @@
 // End-to-end tests of the gpukit tool: the built binary is run as a user
 // runs it (on this machine: the CPU fallback) and its exit code, stdout and
 // stderr are checked.
+#include "../codegen/kernel_sources.hpp"
 #include "dsl/gpukit.hpp"
 #include "dsl/text/npy.hpp"
 #include "tools/black_scholes.hpp"
@@ -221,21 +222,6 @@ TEST(Cli, TuneWithoutAGpuExitsWithTwo) {
   EXPECT_NE(r.err.find("--size"), std::string::npos) << r.err;
 }
 
-/// Each reduction kernel's source without its first (label) line.
-std::vector<std::string> reduction_kernels(const std::string& text) {
-  std::vector<std::string> bodies;
-  const std::string marker = "// gpukit reduction kernel ";
-  for (size_t at = text.find(marker); at != std::string::npos;) {
-    size_t next = text.find(marker, at + 1);
-    std::string kernel = text.substr(at, next == std::string::npos ? std::string::npos : next - at);
-    kernel = kernel.substr(kernel.find('\n') + 1);
-    while (!kernel.empty() && kernel.back() == '\n')
-      kernel.pop_back();
-    bodies.push_back(kernel);
-    at = next;
-  }
-  return bodies;
-}
 
 TEST(Cli, DumpOfReductionsIsTheDslsCuda) {
   Result r = gpukit({"dump", example("softmax.gk"), "--size", "R=64", "--size", "C=100"});
@@ -245,9 +231,9 @@ TEST(Cli, DumpOfReductionsIsTheDslsCuda) {
   Array<float> out(x.shape());
   out.named("out");
   std::vector<std::string> cpp =
-      reduction_kernels(inspect(out, exp(x - amax(x, 1)) / sum(exp(x - amax(x, 1)), 1)).source);
+      test::reduction_kernel_bodies(inspect(out, exp(x - amax(x, 1)) / sum(exp(x - amax(x, 1)), 1)).source);
   ASSERT_EQ(cpp.size(), 1u);
-  EXPECT_EQ(reduction_kernels(r.out), cpp);
+  EXPECT_EQ(test::reduction_kernel_bodies(r.out), cpp);
 
   r = gpukit({"dump", "-e", "x: f32[N]\ny: f32[N]\nout = sum(x * y)", "--size", "N=1000"});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -255,17 +241,17 @@ TEST(Cli, DumpOfReductionsIsTheDslsCuda) {
   auto b = Array<float>::random({1000}, 2).named("y");
   Array<float> total(Shape(1));
   total.named("out");
-  cpp = reduction_kernels(inspect(total, sum(a * b)).source);
+  cpp = test::reduction_kernel_bodies(inspect(total, sum(a * b)).source);
   ASSERT_EQ(cpp.size(), 2u);
-  EXPECT_EQ(reduction_kernels(r.out), cpp);
+  EXPECT_EQ(test::reduction_kernel_bodies(r.out), cpp);
 
   r = gpukit({"dump", "-e", "x: f32[R, C]\nout = mean(x, 0)", "--size", "R=64", "--size", "C=100"});
   ASSERT_EQ(r.rc, 0) << r.err;
   Array<float> means(Shape(100));
   means.named("out");
-  cpp = reduction_kernels(inspect(means, mean(x, 0)).source);
+  cpp = test::reduction_kernel_bodies(inspect(means, mean(x, 0)).source);
   ASSERT_EQ(cpp.size(), 2u);
-  EXPECT_EQ(reduction_kernels(r.out), cpp);
+  EXPECT_EQ(test::reduction_kernel_bodies(r.out), cpp);
 
   // Unbound, the row length is assumed for the dump, and said so.
   r = gpukit({"dump", example("softmax.gk")});

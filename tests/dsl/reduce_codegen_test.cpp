@@ -2,6 +2,7 @@
 // NVRTC compiles every family (full, row, column) for every dtype where
 // NVRTC is installed (the GPU is not needed).
 #include "../codegen/golden.hpp"
+#include "../codegen/kernel_sources.hpp"
 
 #include "codegen/passes/pipeline.hpp"
 #include "codegen/reduction_emitter.hpp"
@@ -39,23 +40,11 @@ TEST(ReduceCodegen, LayerNormGolden) {
   test::expect_golden("reduce_layernorm_f32.cu", info.source);
 }
 
-/// A plan's kernels, one source each: every golden file is one NVRTC
-/// program (the runtime tests compile each).
-std::vector<std::string> split_kernels(const std::string& sources) {
-  std::vector<std::string> kernels;
-  const std::string header = "// gpukit reduction kernel";
-  for (size_t at = sources.find(header); at != std::string::npos;) {
-    size_t next = sources.find(header, at + header.size());
-    kernels.push_back(sources.substr(at, next == std::string::npos ? std::string::npos : next - at));
-    at = next;
-  }
-  return kernels;
-}
 
 TEST(ReduceCodegen, ColumnSumAndArgMaxGolden) {
   auto x = Array<float>::random({64, 256}, 1).named("x");
   Array<float> cols(Shape(256));
-  std::vector<std::string> column = split_kernels(inspect(cols, sum(x, 0)).source);
+  std::vector<std::string> column = test::reduction_kernels(inspect(cols, sum(x, 0)).source);
   ASSERT_EQ(column.size(), 2u) << "a column sum is a partial pass and a fixed-order combining pass";
   test::expect_golden("reduce_column_sum_f32.partials.cu", column[0]);
   test::expect_golden("reduce_column_sum_f32.combine.cu", column[1]);
@@ -70,7 +59,7 @@ TEST(ReduceCodegen, PerResultEpilogueGolden) {
   Array<float> norms(Shape(64));
   test::expect_golden("reduce_row_norm_f32.cu", inspect(norms, sqrt(sum(x * x, 1))).source);
   Array<float> range(Shape(256));
-  std::vector<std::string> column = split_kernels(inspect(range, amax(x, 0) - amin(x, 0)).source);
+  std::vector<std::string> column = test::reduction_kernels(inspect(range, amax(x, 0) - amin(x, 0)).source);
   ASSERT_EQ(column.size(), 4u) << "two stages, each a partial and a combining pass";
   test::expect_golden("reduce_column_range_f32.combine.cu", column[3]);
 }

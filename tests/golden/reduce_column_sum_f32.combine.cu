@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_eb49923f_f0 — out = sum(x, 0)  (dsl/reduce_codegen_test.cpp:58)
+// gpukit reduction kernel rd_eb49923f_f0 — out = sum(x, 0)  (dsl/reduce_codegen_test.cpp:47)
 
 // Reduces v over the block; every thread returns the same value. Warps
 // reduce with shuffles, then every thread combines the warps' values in

@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_eb49923f_p0 — out = sum(x, 0)  (dsl/reduce_codegen_test.cpp:58)
+// gpukit reduction kernel rd_eb49923f_p0 — out = sum(x, 0)  (dsl/reduce_codegen_test.cpp:47)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };

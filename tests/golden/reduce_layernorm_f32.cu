@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_7d93404b_row — out = (x - mean(x, 1)) * rsqrt(var(x, 1) + 1e-05) * g + b  (dsl/reduce_codegen_test.cpp:38)
+// gpukit reduction kernel rd_7d93404b_row — out = (x - mean(x, 1)) * rsqrt(var(x, 1) + 1e-05) * g + b  (dsl/reduce_codegen_test.cpp:39)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };

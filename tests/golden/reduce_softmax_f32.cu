@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_ee8607d4_row — out = exp(x - max(x, 1)) / sum(exp(x - max(x, 1)), 1)  (dsl/reduce_codegen_test.cpp:27)
+// gpukit reduction kernel rd_ee8607d4_row — out = exp(x - max(x, 1)) / sum(exp(x - max(x, 1)), 1)  (dsl/reduce_codegen_test.cpp:28)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };

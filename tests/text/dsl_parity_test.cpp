@@ -3,6 +3,7 @@
 // `out = 2 * x + sin(y);` runs (only the label comment, which says where the
 // expression was written, differs). Reductions too: the same plan gives the
 // same kernels.
+#include "../codegen/kernel_sources.hpp"
 #include "dsl/gpukit.hpp"
 #include "dsl/text/parser.hpp"
 #include "dsl/text/program_runner.hpp"
@@ -64,21 +65,6 @@ TEST(DslParity, EqualLiteralsShareOneScalar) {
   EXPECT_EQ(text.find("s2"), std::string::npos) << text;
 }
 
-/// Each reduction kernel's source without its first (label) line.
-std::vector<std::string> kernel_bodies(const std::string& sources) {
-  std::vector<std::string> bodies;
-  const std::string marker = "// gpukit reduction kernel ";
-  for (size_t at = sources.find(marker); at != std::string::npos;) {
-    size_t next = sources.find(marker, at + 1);
-    std::string kernel = sources.substr(at, next == std::string::npos ? std::string::npos : next - at);
-    kernel = kernel.substr(kernel.find('\n') + 1);
-    while (!kernel.empty() && kernel.back() == '\n')
-      kernel.pop_back();
-    bodies.push_back(kernel);
-    at = next;
-  }
-  return bodies;
-}
 
 std::string text_reduction_sources(std::string_view program, std::map<std::string, int64_t> sizes) {
   LowerOptions opts;
@@ -100,10 +86,10 @@ TEST(DslParity, SoftmaxGivesTheSameKernels) {
   std::string text = text_reduction_sources(
       "x: f32[R, C]\nout = exp(x - max(x, axis=1)) / sum(exp(x - max(x, axis=1)), axis=1)",
       {{"R", 64}, {"C", 100}});
-  std::vector<std::string> t = kernel_bodies(text), c = kernel_bodies(cpp.source);
+  std::vector<std::string> t = test::reduction_kernel_bodies(text), c = test::reduction_kernel_bodies(cpp.source);
   ASSERT_EQ(t.size(), 1u) << text;
   EXPECT_EQ(t, c);
-  EXPECT_EQ(kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = softmax(x)", {{"R", 64}, {"C", 100}})), c);
+  EXPECT_EQ(test::reduction_kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = softmax(x)", {{"R", 64}, {"C", 100}})), c);
 }
 
 TEST(DslParity, FullAndColumnReductionsGiveTheSameKernels) {
@@ -111,17 +97,17 @@ TEST(DslParity, FullAndColumnReductionsGiveTheSameKernels) {
   auto y = Array<float>::random({1000}, 2).named("y");
   Array<float> total(Shape(1));
   total.named("out");
-  std::vector<std::string> cpp = kernel_bodies(inspect(total, sum(x * y)).source);
+  std::vector<std::string> cpp = test::reduction_kernel_bodies(inspect(total, sum(x * y)).source);
   std::vector<std::string> text =
-      kernel_bodies(text_reduction_sources("x: f32[N]\ny: f32[N]\nout = sum(x * y)", {{"N", 1000}}));
+      test::reduction_kernel_bodies(text_reduction_sources("x: f32[N]\ny: f32[N]\nout = sum(x * y)", {{"N", 1000}}));
   ASSERT_EQ(text.size(), 2u); // partials, then their combination
   EXPECT_EQ(text, cpp);
 
   auto m = Array<float>::random({64, 100}, 3).named("x");
   Array<float> means(Shape(100));
   means.named("out");
-  cpp = kernel_bodies(inspect(means, mean(m, 0)).source);
-  text = kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = mean(x, 0)", {{"R", 64}, {"C", 100}}));
+  cpp = test::reduction_kernel_bodies(inspect(means, mean(m, 0)).source);
+  text = test::reduction_kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = mean(x, 0)", {{"R", 64}, {"C", 100}}));
   ASSERT_EQ(text.size(), 2u);
   EXPECT_EQ(text, cpp);
 }

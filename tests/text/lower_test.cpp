@@ -1,5 +1,6 @@
 // Lowering: the IR a text program gives (checked as ir::print text), names,
 // shapes and the command-line bindings, and every lowering error's message.
+#include "lowering.hpp"
 #include "dsl/text/lower.hpp"
 
 #include "codegen/ir_printer.hpp"
@@ -10,20 +11,8 @@
 namespace gpukit::text {
 namespace {
 
-LoweredProgram lower_text(std::string_view text, const LowerOptions& opts = {}) {
-  return lower(parse_program(text, "t.gk"), opts);
-}
-
-std::string lower_error(std::string_view text, const LowerOptions& opts = {},
-                        ErrorKind kind = ErrorKind::Usage) {
-  try {
-    lower_text(text, opts);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::lower_error;
+using test::lower_text;
 
 TEST(Lower, OneLinerReadsUndeclaredNamesAsF32Inputs) {
   LoweredProgram lp = lower_text("out = 2*x + sin(y)");

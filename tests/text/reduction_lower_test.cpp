@@ -2,6 +2,7 @@
 // each statement lowers to (checked as ir::print text), the shapes, scopes
 // and literal slots, how statements split into kernels, and every error's
 // message.
+#include "lowering.hpp"
 #include "dsl/text/lower.hpp"
 
 #include "codegen/ir_printer.hpp"
@@ -15,19 +16,8 @@
 namespace gpukit::text {
 namespace {
 
-LoweredProgram lower_text(std::string_view text, const LowerOptions& opts = {}) {
-  return lower(parse_program(text, "t.gk"), opts);
-}
-
-std::string lower_error(std::string_view text, ErrorKind kind = ErrorKind::Usage, const LowerOptions& opts = {}) {
-  try {
-    lower_text(text, opts);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::lower_error;
+using test::lower_text;
 
 /// The only reduction statement's plan, printed.
 std::string plan_of(std::string_view text) {
