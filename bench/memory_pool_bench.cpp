@@ -1,6 +1,7 @@
 // Host-side benchmarks of the memory pool's policy over the host backend:
 // the cost of a cached allocate+deallocate pair (the target is <= 100 ns
-// single-threaded), against malloc/free, and under thread contention.
+// single-threaded), against malloc/free, and under thread contention; and
+// the cost of pinning a resident SpillableHandle (every launch operand).
 //
 //   memory_pool_bench --benchmark_out=memory_pool.json --benchmark_out_format=json
 //
@@ -19,6 +20,7 @@ namespace {
 using gpukit::rt::Allocation;
 using gpukit::rt::HostMemoryBackend;
 using gpukit::rt::MemoryPool;
+using gpukit::rt::SpillableHandle;
 
 CUstream stream_id(uintptr_t id) { return reinterpret_cast<CUstream>(id); }
 
@@ -91,6 +93,41 @@ void BM_PoolCachedPairThreads(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PoolCachedPairThreads)->Arg(4096)->Arg(4 << 20)->ThreadRange(1, 8)->UseRealTime();
+
+/// Pin + unpin of a resident handle on a stream that already used it: what
+/// each operand of a warm launch costs (OperandPins).
+void BM_PinUnpinResident(benchmark::State& state) {
+  auto pool = new_pool();
+  SpillableHandle handle = pool->allocate_spillable(4096, stream_id(1));
+  for (auto _ : state) {
+    SpillableHandle::Pin pin = handle.pin(stream_id(1));
+    benchmark::DoNotOptimize(pin.address());
+  }
+}
+BENCHMARK(BM_PinUnpinResident);
+
+/// The same with one handle pinned by several threads at once (one operand
+/// shared by launches from several threads), each on its own stream.
+SpillableHandle* SharedHandle = nullptr;
+
+void BM_PinUnpinSharedThreads(benchmark::State& state) {
+  if (state.thread_index() == 0) {
+    SharedPool = new_pool().release();
+    SharedHandle = new SpillableHandle(SharedPool->allocate_spillable(4096, stream_id(1)));
+  }
+  CUstream stream = stream_id(100 + state.thread_index());
+  for (auto _ : state) {
+    SpillableHandle::Pin pin = SharedHandle->pin(stream);
+    benchmark::DoNotOptimize(pin.address());
+  }
+  if (state.thread_index() == 0) {
+    delete SharedHandle;
+    SharedHandle = nullptr;
+    delete SharedPool;
+    SharedPool = nullptr;
+  }
+}
+BENCHMARK(BM_PinUnpinSharedThreads)->ThreadRange(1, 2)->UseRealTime();
 
 } // namespace
 

@@ -250,6 +250,7 @@ MemoryPoolStats MemoryPool::stats() const {
   s.evictions = Evictions.load(std::memory_order_relaxed);
   s.spills = Spills->spills();
   s.restores = Spills->restores();
+  s.locked_pins = Spills->locked_pins();
   s.trims = Trims.load(std::memory_order_relaxed);
   return s;
 }

@@ -97,6 +97,9 @@ struct MemoryPoolStats {
   uint64_t evictions = 0;    ///< cached segments released under pressure
   uint64_t spills = 0;       ///< arrays moved to host memory under pressure
   uint64_t restores = 0;     ///< spilled arrays brought back
+  /// Pins that took a handle's mutex: the first on a stream, a restore, or
+  /// one racing a spill. The rest (the common case) take no lock.
+  uint64_t locked_pins = 0;
   uint64_t trims = 0;
 
   /// "allocated 1.00 MiB (peak 2.00 MiB), reserved 20.0 MiB, ...".

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 
 namespace gpukit::rt::detail {
 
@@ -21,12 +22,36 @@ void wait_for(MemoryBackend& backend, CUstream stream) {
 
 } // namespace
 
+void SpillEntry::add_use(CUstream stream) {
+  if (std::find(Uses.begin(), Uses.end(), stream) != Uses.end())
+    return;
+  Uses.push_back(stream);
+  // Appending keeps Known a prefix of Uses for concurrent readers: the slot
+  // is written before the count that shows it.
+  uint32_t count = KnownCount.load(std::memory_order_relaxed);
+  if (count < kKnownStreams && count + 1 == Uses.size()) {
+    Known[count].store(stream, std::memory_order_relaxed);
+    KnownCount.store(count + 1, std::memory_order_release);
+  }
+}
+
+void SpillEntry::publish_uses() {
+  // Readers that loaded the old count may see old or new slots; either holds
+  // only streams that are (or, for one being retired, were) users.
+  KnownCount.store(0, std::memory_order_relaxed);
+  uint32_t count = static_cast<uint32_t>(std::min<size_t>(Uses.size(), kKnownStreams));
+  for (uint32_t i = 0; i < count; ++i)
+    Known[i].store(Uses[i], std::memory_order_relaxed);
+  KnownCount.store(count, std::memory_order_release);
+}
+
 SpillEntry* SpillRegistry::add(Allocation memory, CUstream stream) {
   auto* entry = new SpillEntry();
   entry->Pool = &Pool;
+  entry->Registry = this;
   entry->Bytes = memory.bytes;
   entry->Device = memory;
-  entry->Uses.push_back(stream);
+  entry->add_use(stream);
   entry->LastUse.store(tick(), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(M);
   Entries.push_back(entry);
@@ -45,8 +70,9 @@ void SpillRegistry::remove(SpillEntry* entry) {
     }
   }
   {
+    // No pin is left (none may outlive its handle): the state is stable.
     std::lock_guard<std::mutex> lock(entry->M);
-    if (entry->Spilled) {
+    if (entry->State.load(std::memory_order_relaxed) == SpillState::Spilled) {
       Pool.pinned().deallocate(entry->Host);
       SpilledBytes.fetch_sub(entry->Bytes, std::memory_order_relaxed);
     } else if (entry->Device) {
@@ -65,11 +91,16 @@ CUstream SpillRegistry::order_uses(SpillEntry& entry) {
     backend.wait(stream, event);
     backend.destroy(event);
   }
-  entry.Uses.assign(1, stream);
+  if (entry.Uses.size() > 1) {
+    entry.Uses.assign(1, stream);
+    entry.publish_uses();
+  }
   return stream;
 }
 
 bool SpillRegistry::spill_one(SpillEntry& entry) {
+  // entry.M held and the state Spilling with no pin: no pin reads Device,
+  // Known or Uses until the state changes again.
   PinnedBlock host = Pool.pinned().allocate(entry.Bytes);
   if (!host)
     return false;
@@ -86,8 +117,9 @@ bool SpillRegistry::spill_one(SpillEntry& entry) {
   Pool.deallocate_idle(entry.Device);
   entry.Device = {};
   entry.Host = host;
-  entry.Spilled = true;
   entry.Uses.clear();
+  entry.publish_uses();
+  entry.State.store(SpillState::Spilled, std::memory_order_seq_cst);
   SpilledBytes.fetch_add(entry.Bytes, std::memory_order_relaxed);
   Spills.fetch_add(1, std::memory_order_relaxed);
   return true;
@@ -129,17 +161,36 @@ size_t SpillRegistry::spill(size_t need) {
       if (!e || freed >= need)
         continue;
       std::unique_lock<std::mutex> entry_lock(e->M, std::try_to_lock);
-      if (!entry_lock.owns_lock() || e->Pins.load(std::memory_order_acquire) > 0 || e->Spilled) {
+      if (!entry_lock.owns_lock() || e->Pins.load(std::memory_order_acquire) > 0 ||
+          e->State.load(std::memory_order_relaxed) == SpillState::Spilled) {
         e = nullptr;
         continue;
       }
       if (pass == 0 && !std::all_of(e->Uses.begin(), e->Uses.end(), stream_idle))
         continue; // pending work: only in the second pass
+      // Announce the spill, then look for pins (seq_cst both, paired with
+      // pin(): see the file comment). A pin that came first wins.
+      e->State.store(SpillState::Spilling, std::memory_order_seq_cst);
+      if (e->Pins.load(std::memory_order_seq_cst) > 0) {
+        e->State.store(SpillState::Resident, std::memory_order_seq_cst);
+        e = nullptr;
+        continue;
+      }
       size_t bytes = pool_block_size(e->Bytes);
-      if (spill_one(*e))
+      bool spilled = false;
+      try {
+        spilled = spill_one(*e);
+      } catch (...) {
+        // Still resident, with Uses and Known as order_uses left them.
+        e->State.store(SpillState::Resident, std::memory_order_seq_cst);
+        throw;
+      }
+      if (spilled) {
         freed += bytes;
-      else
+      } else {
+        e->State.store(SpillState::Resident, std::memory_order_seq_cst);
         ++no_host;
+      }
       e = nullptr;
     }
   }
@@ -163,17 +214,43 @@ void SpillRegistry::restore(SpillEntry& entry, CUstream stream) {
   Pool.pinned().deallocate(entry.Host);
   entry.Host = {};
   entry.Device = device;
-  entry.Spilled = false;
   entry.Uses.assign(1, stream);
+  entry.publish_uses();
+  // Publishes Device and Known to pins that see Resident without the lock.
+  entry.State.store(SpillState::Resident, std::memory_order_seq_cst);
   SpilledBytes.fetch_sub(entry.Bytes, std::memory_order_relaxed);
   Restores.fetch_add(1, std::memory_order_relaxed);
 }
 
 void SpillRegistry::forget_stream(CUstream stream) {
-  std::lock_guard<std::mutex> lock(M);
-  for (SpillEntry* e : Entries) {
-    std::lock_guard<std::mutex> entry_lock(e->M);
-    std::erase(e->Uses, stream);
+  // Never waits for an entry's lock while holding M: a pin holds its entry's
+  // lock while restoring, and the restore may need M to spill others. Busy
+  // entries are retried with M released in between.
+  std::unique_lock<std::mutex> lock(M);
+  std::vector<SpillEntry*> pending = Entries;
+  for (;;) {
+    std::vector<SpillEntry*> busy;
+    for (SpillEntry* e : pending) {
+      std::unique_lock<std::mutex> entry_lock(e->M, std::try_to_lock);
+      if (!entry_lock.owns_lock()) {
+        busy.push_back(e);
+        continue;
+      }
+      if (std::erase(e->Uses, stream) > 0)
+        e->publish_uses();
+    }
+    if (busy.empty())
+      return;
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+    // Entries removed meanwhile are off the list (and maybe deleted). A new
+    // one at a freed address gets the erase too, harmlessly: no handle uses
+    // a stream that is being retired.
+    std::erase_if(busy, [&](SpillEntry* e) {
+      return std::find(Entries.begin(), Entries.end(), e) == Entries.end();
+    });
+    pending = std::move(busy);
   }
 }
 

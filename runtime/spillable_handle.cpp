@@ -25,27 +25,44 @@ void SpillableHandle::reset() {
 
 SpillableHandle::Pin SpillableHandle::pin(CUstream stream) {
   detail::SpillEntry& entry = *Entry;
-  MemoryPool& pool = *entry.Pool;
-  stream = pool.resolve(stream);
-  // Pinned before the lock: a spiller never waits on (or takes) this entry.
-  entry.Pins.fetch_add(1, std::memory_order_acq_rel);
+  stream = entry.Pool->resolve(stream);
+  // Pinned before looking at the state (seq_cst both, paired with the
+  // spiller's store of Spilling and load of Pins: memory_pool_spill.hpp), and
+  // before the lock on the slow path: a spiller never waits on (or takes)
+  // this entry.
+  entry.Pins.fetch_add(1, std::memory_order_seq_cst);
+  if (entry.State.load(std::memory_order_seq_cst) == detail::SpillState::Resident &&
+      entry.knows(stream)) [[likely]] {
+    // Resident and no spill can start before the pin dies; the stream is
+    // among the users a spill or free waits for. LastUse is left to the
+    // unpin: a spiller ranks only unpinned entries, whose last unpin set it.
+    return Pin(&entry, stream, entry.Device);
+  }
+  return pin_locked(entry, stream);
+}
+
+SpillableHandle::Pin SpillableHandle::pin_locked(detail::SpillEntry& entry, CUstream stream) {
   try {
     std::lock_guard<std::mutex> lock(entry.M);
-    if (entry.Spilled)
-      pool.Spills->restore(entry, stream);
-    entry.LastUse.store(pool.Spills->tick(), std::memory_order_relaxed);
-    if (std::find(entry.Uses.begin(), entry.Uses.end(), stream) == entry.Uses.end())
-      entry.Uses.push_back(stream);
+    entry.Registry->count_locked_pin();
+    // Under the lock the state is Resident or Spilled: a spiller holds the
+    // lock while Spilling.
+    if (entry.State.load(std::memory_order_relaxed) == detail::SpillState::Spilled)
+      entry.Registry->restore(entry, stream);
+    else
+      entry.add_use(stream);
+    entry.LastUse.store(entry.Registry->tick(), std::memory_order_relaxed);
     return Pin(&entry, stream, entry.Device);
   } catch (...) {
-    entry.Pins.fetch_sub(1, std::memory_order_acq_rel);
+    entry.Pins.fetch_sub(1, std::memory_order_release);
     throw;
   }
 }
 
 bool SpillableHandle::spilled() const {
+  // Under the lock: never caught in the middle of a spill.
   std::lock_guard<std::mutex> lock(Entry->M);
-  return Entry->Spilled;
+  return Entry->State.load(std::memory_order_relaxed) == detail::SpillState::Spilled;
 }
 
 size_t SpillableHandle::bytes() const { return Entry ? Entry->Bytes : 0; }
@@ -59,8 +76,10 @@ void SpillableHandle::Pin::swap(Pin& other) noexcept {
 SpillableHandle::Pin::~Pin() {
   if (!Entry)
     return;
-  Entry->LastUse.store(Entry->Pool->Spills->tick(), std::memory_order_relaxed);
-  Entry->Pins.fetch_sub(1, std::memory_order_acq_rel);
+  Entry->LastUse.store(Entry->Registry->tick(), std::memory_order_relaxed);
+  // Release: what the holder did with the memory happens before a spill
+  // that sees the count drop.
+  Entry->Pins.fetch_sub(1, std::memory_order_release);
 }
 
 } // namespace gpukit::rt

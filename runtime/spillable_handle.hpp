@@ -19,8 +19,13 @@
 //    use the memory: a spill is ordered after it (the copy runs on the
 //    streams that used the handle). Handles whose streams are idle are
 //    spilled first, so pending launches rarely stall a spill.
-//  * A handle must not outlive its pool. Not thread-safe per handle beyond
-//    concurrent pins, which are.
+//  * A handle must not outlive its pool, nor a pin its handle. Not
+//    thread-safe per handle beyond concurrent pins, which are.
+//
+// Cost: pinning a resident handle on a stream it already used (up to four
+// streams) takes no lock, only a few atomic operations; the first pin on a
+// stream, a restore, or a pin racing a spill takes the handle's mutex
+// (memory_pool_spill.hpp explains why the two paths agree).
 #pragma once
 
 #include "runtime/allocator.hpp"
@@ -88,6 +93,8 @@ public:
 private:
   friend class MemoryPool;
   explicit SpillableHandle(detail::SpillEntry* entry) : Entry(entry) {}
+  /// pin()'s slow path, under the entry's mutex (the pin count is raised).
+  static Pin pin_locked(detail::SpillEntry& entry, CUstream stream);
 
   detail::SpillEntry* Entry = nullptr;
 };
