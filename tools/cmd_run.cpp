@@ -93,10 +93,16 @@ void print_backend(const text::CompiledProgram& compiled, const text::ProgramRun
   }
   rt::KernelCacheStats s = runtime.kernels().stats();
   os << fmt::format("backend: GPU {} ({})\n", runtime.device()->name, runtime.arch());
+  auto describe = [&](const rt::Kernel& k) {
+    os << fmt::format("kernel {}: {}\n", k.name,
+                      k.from_disk ? std::string("loaded from the disk cache")
+                                  : fmt::format("compiled in {:.1f} ms", k.compile_ms));
+  };
   if (const rt::Kernel* k = runner.kernel())
-    os << fmt::format("kernel {}: {}\n", k->name,
-                      k->from_disk ? std::string("loaded from the disk cache")
-                                   : fmt::format("compiled in {:.1f} ms", k->compile_ms));
+    describe(*k);
+  for (const text::CompiledStatement& c : compiled.reductions)
+    for (const rt::Kernel* k : c.compiled->loaded)
+      describe(*k);
   os << fmt::format("kernel cache: {} compiled, {} from disk, {} from memory, {} corrupt\n",
                     s.compiles, s.disk_hits, s.memory_hits, s.corrupt_entries);
 }
