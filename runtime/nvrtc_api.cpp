@@ -3,16 +3,9 @@
 #include "runtime/dynamic_library.hpp"
 
 #include <fmt/format.h>
-#include <llvm/ADT/SmallString.h>
-#include <llvm/Support/FileSystem.h>
-#include <llvm/Support/Path.h>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <string_view>
 #include <optional>
 #include <vector>
 
@@ -60,34 +53,6 @@ std::vector<const char*> resolve(const DynamicLibrary& library, NvrtcApi& api) {
   return missing;
 }
 
-/// Asks the kernel to read NVRTC's libraries into the page cache now, in the
-/// background (posix_fadvise WILLNEED returns at once). Why: on an H100
-/// machine the first process after boot spent 204 ms in its first NVRTC
-/// compile and every later process 20 ms: the difference is paging in
-/// libnvrtc's code from disk, fault by fault, during that compile. Read
-/// ahead from here, it overlaps whatever the program does before it first
-/// compiles. GPUKIT_NVRTC_READAHEAD=0 turns it off.
-void read_ahead(const std::string& library_path) {
-  if (const char* v = std::getenv("GPUKIT_NVRTC_READAHEAD"); v && std::string_view(v) == "0")
-    return;
-  llvm::SmallString<256> real;
-  if (llvm::sys::fs::real_path(library_path, real))
-    return;
-  std::vector<std::string> files = {std::string(real)};
-  std::error_code ec;
-  llvm::StringRef dir = llvm::sys::path::parent_path(real);
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (llvm::sys::path::filename(it->path()).startswith("libnvrtc-builtins.so"))
-      files.push_back(it->path());
-  for (const std::string& f : files) {
-    int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      continue;
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
-    ::close(fd);
-  }
-}
-
 LoadedNvrtc load_nvrtc() {
   LoadedNvrtc loaded;
   std::vector<std::string> dirs = search_directories();
@@ -114,7 +79,6 @@ LoadedNvrtc load_nvrtc() {
       continue;
     }
     api.path = library->loaded_path();
-    read_ahead(api.path);
     loaded.Api = api;
     loaded.Library = std::move(library);
     loaded.Usable = true;
