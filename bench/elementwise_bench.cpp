@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 
 using gpukit::Array;
 namespace rt = gpukit::rt;
@@ -68,20 +69,29 @@ int first_call() {
   return 0;
 }
 
-/// Host time per launch, median of 5 batches of `count` launches.
-template <typename F> double per_launch_us(rt::Runtime& runtime, F&& launch, int count = 20000) {
-  for (int k = 0; k < 1000; ++k)
-    launch();
+/// Host time per launch of `a` and of `b`: batches of `count` launches of
+/// each, alternating (so drift in the GPU's or the host's state affects both
+/// alike), 7 rounds, the median batch of each.
+template <typename A, typename B>
+std::pair<double, double> per_launch_us(rt::Runtime& runtime, A&& a, B&& b, int count = 20000) {
+  for (int k = 0; k < 1000; ++k) {
+    a();
+    b();
+  }
   runtime.synchronize();
-  std::vector<double> batches;
-  for (int b = 0; b < 5; ++b) {
+  std::vector<double> as, bs;
+  auto batch = [&](auto&& launch) {
     auto t0 = std::chrono::steady_clock::now();
     for (int k = 0; k < count; ++k)
       launch();
     runtime.synchronize();
-    batches.push_back(bench::seconds_since(t0) * 1e6 / count);
+    return bench::seconds_since(t0) * 1e6 / count;
+  };
+  for (int round = 0; round < 7; ++round) {
+    as.push_back(batch(a));
+    bs.push_back(batch(b));
   }
-  return bench::median(std::move(batches));
+  return {bench::median(std::move(as)), bench::median(std::move(bs))};
 }
 
 } // namespace
@@ -139,17 +149,18 @@ int main(int argc, char** argv) {
   Array<float> tiny_out(1);
   tiny_out.named("y");
   float step = 1.0f;
-  double gpukit_us = per_launch_us(runtime, [&] { tiny_out = tiny_in + step; });
   gpukit::KernelInfo info = gpukit::inspect(tiny_out, tiny_in + step);
   const rt::Kernel& bare = runtime.kernels().get({info.name, info.source, gpukit::codegen::generated_kernel_options()});
   CUdeviceptr in_ptr = tiny_in.allocation().device_ptr(), out_ptr = tiny_out.allocation().device_ptr();
   unsigned n = 1;
   void* args[] = {&in_ptr, &out_ptr, &step, &n};
   const rt::DriverApi& cu = *runtime.driver();
-  double bare_us = per_launch_us(runtime, [&] {
-    rt::check(cu.cuLaunchKernel(bare.function, 1, 1, 1, 256, 1, 1, 0, runtime.stream(), args, nullptr),
-              "cuLaunchKernel");
-  });
+  auto [gpukit_us, bare_us] = per_launch_us(
+      runtime, [&] { tiny_out = tiny_in + step; },
+      [&] {
+        rt::check(cu.cuLaunchKernel(bare.function, 1, 1, 1, 256, 1, 1, 0, runtime.stream(), args, nullptr),
+                  "cuLaunchKernel");
+      });
 
   const rt::DeviceInfo& dev = *runtime.device();
   fmt::print("elementwise_bench on {} ({}, {} SMs), 2^26 float32 elements, median of 30\n", dev.name,
