@@ -100,7 +100,7 @@ void print_backend(const text::CompiledProgram& compiled, const text::ProgramRun
   };
   if (const rt::Kernel* k = runner.kernel())
     describe(*k);
-  for (const text::CompiledStatement& c : compiled.reductions)
+  for (const text::CompiledStatement& c : runner.loaded_statements())
     for (const rt::Kernel* k : c.compiled->loaded)
       describe(*k);
   os << fmt::format("kernel cache: {} compiled, {} from disk, {} from memory, {} corrupt\n",

@@ -96,6 +96,9 @@ public:
   /// The loaded elementwise kernel (GPU), nullptr on the CPU fallback or
   /// when the program has none.
   const rt::Kernel* kernel() const { return Kernel; }
+  /// The reduction statements as compiled and loaded on the GPU (empty on
+  /// the CPU fallback, which evaluates CompiledProgram::reductions).
+  const std::vector<CompiledStatement>& loaded_statements() const { return Loaded; }
   /// Bytes one launch reads and writes (inputs each kernel reads, once per
   /// kernel, and outputs).
   size_t bytes_per_launch() const;
