@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -68,6 +70,19 @@ std::vector<std::string> options_for(std::string gpu_architecture,
   std::vector<std::string> options = {"--gpu-architecture=" + gpu_architecture, "-std=c++17",
                                       "-default-device"};
   options.insert(options.end(), extra_options.begin(), extra_options.end());
+  // GPUKIT_NVRTC_OPTIONS: space-separated options added to every compile
+  // (e.g. "--Ofast-compile=max" to trade kernel speed for compile time);
+  // part of the cache key like every option.
+  if (const char* user = std::getenv("GPUKIT_NVRTC_OPTIONS")) {
+    std::string_view rest(user);
+    while (!rest.empty()) {
+      size_t space = rest.find(' ');
+      std::string_view word = rest.substr(0, space);
+      if (!word.empty())
+        options.emplace_back(word);
+      rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    }
+  }
   return options;
 }
 
