@@ -1,13 +1,14 @@
 // Where the time of a column reduction goes (issue 3: sum(x, 0) of 4096 x
 // 8192 float32 at >= 80% of copy bandwidth). Times, with CUDA events
-// (warm-up, median of 50), the DSL's two kernels together and apart, the
-// DSL's partial kernel with other slice counts, and hand-written
-// alternatives, each checked against a float64 host sum:
+// (warm-up, median of 50), the DSL's one-kernel sum(x, 0), the generated
+// two-pass kernels together and apart (with other slice counts), and
+// hand-written alternatives, each checked against a float64 host sum:
 //
 //   ./column_bench [--rows 4096] [--cols 8192] [--out column.json]
 //
 // An experiment, not a test: it reports, never asserts a time.
 #include "bench/bench_util.hpp"
+#include "codegen/reduction.hpp"
 #include "codegen/reduction_emitter.hpp"
 #include "dsl/gpukit.hpp"
 
@@ -189,22 +190,28 @@ int main(int argc, char** argv) {
     runtime.copy_device_to_device(copy_dst.allocation(), x.allocation(), x.bytes());
   }, false);
 
-  measure("dsl sum(x, 0) (both kernels)", [&] { out = sum(x, 0); });
+  measure("dsl sum(x, 0) (one kernel)", [&] { out = sum(x, 0); });
 
-  // The DSL's own kernels, launched by hand: apart, and with other slice counts.
-  KernelInfo info = inspect(out, sum(x, 0));
-  std::string partial_name = info.name.substr(0, info.name.find(' '));
-  std::string combine_name = info.name.substr(info.name.find(' ') + 1);
-  // inspect() gives both kernels' sources one after the other: split them.
-  size_t second = info.source.find("// gpukit reduction kernel", 1);
-  RawKernel partial(info.source.substr(0, second), partial_name, codegen::generated_kernel_options());
-  RawKernel combine(info.source.substr(second), combine_name, codegen::generated_kernel_options());
+  // The generated kernels of the two-pass form, launched by hand: together,
+  // apart, and with other slice counts.
+  ir::ReductionPlan plan;
+  {
+    ir::Program body;
+    body.add_output("v", DType::Float32, body.add_input("x", DType::Float32));
+    ir::add_stage(plan, ir::ReduceOp::Sum, body, DType::Float32);
+  }
+  codegen::ReductionEmitOptions two_pass;
+  two_pass.kind = codegen::ReductionKind::Column;
+  two_pass.fuse_column = false;
+  codegen::ReductionKernels ks = codegen::emit_reduction(plan, two_pass);
+  RawKernel partial(ks.kernels[0].cuda.source, ks.kernels[0].cuda.name, codegen::generated_kernel_options());
+  RawKernel combine(ks.kernels[1].cuda.source, ks.kernels[1].cuda.name, codegen::generated_kernel_options());
   const long long xblocks = codegen::column_blocks(cols, 4);
   unsigned dsl_splits = codegen::column_splits(1, rows, cols, sms, 4);
-  for (unsigned splits : {dsl_splits, 4u, 16u}) {
+  for (unsigned splits : {dsl_splits, 16u}) {
     Array<float> parts(Shape({static_cast<int64_t>(splits), cols}));
     unsigned grid = static_cast<unsigned>(xblocks * splits);
-    measure(fmt::format("dsl partial+combine, {} slices of {} rows", splits, (rows + splits - 1) / splits), [&] {
+    measure(fmt::format("two-pass partial+combine, {} slices of {} rows", splits, (rows + splits - 1) / splits), [&] {
       partial.launch(grid, 256, x, parts, 1LL, (long long)rows, (long long)cols);
       combine.launch(static_cast<unsigned>((cols + 255) / 256), 256, parts, out, (long long)cols,
                      (long long)splits, (long long)rows);
@@ -212,16 +219,27 @@ int main(int argc, char** argv) {
     measure(fmt::format("  partial alone ({} slices)", splits), [&] {
       partial.launch(grid, 256, x, parts, 1LL, (long long)rows, (long long)cols);
     }, false);
-    measure(fmt::format("  combine alone ({} slices)", splits), [&] {
-      combine.launch(static_cast<unsigned>((cols + 255) / 256), 256, parts, out, (long long)cols,
-                     (long long)splits, (long long)rows);
-    }, false);
+  }
+
+  // The generated one-kernel form, launched by hand (no host work in the
+  // timed window beyond the launch), with other slice counts.
+  codegen::ReductionEmitOptions one_pass = two_pass;
+  one_pass.fuse_column = true;
+  codegen::ReductionKernels fused_ks = codegen::emit_reduction(plan, one_pass);
+  RawKernel fused(fused_ks.kernels[0].cuda.source, fused_ks.kernels[0].cuda.name, codegen::generated_kernel_options());
+  Array<int32_t> fused_counters = Array<int32_t>::full({xblocks}, 0);
+  for (unsigned splits : {5u, 8u, 16u}) {
+    Array<float> parts(Shape({static_cast<int64_t>(splits), cols}));
+    unsigned grid = static_cast<unsigned>(xblocks * splits);
+    measure(fmt::format("generated one kernel by hand, {} slices", splits), [&] {
+      fused.launch(grid, 256, x, parts, fused_counters, out, 1LL, (long long)rows, (long long)cols);
+    });
   }
 
   RawKernel tiled_partial(kTiled, "tiled_partial"), tiled_combine(kTiled, "tiled_combine"),
       tiled_fused(kTiled, "tiled_fused");
   Array<int32_t> counters = Array<int32_t>::full({cols / 128}, 0);
-  for (long long splits : {4LL, 8LL, 16LL, 32LL}) {
+  for (long long splits : {4LL, 8LL}) {
     Array<float> parts(Shape({static_cast<int64_t>(splits), cols}));
     unsigned grid = static_cast<unsigned>(cols / 128 * splits);
     measure(fmt::format("tiled 32x8, {} slices: partial+combine", splits), [&] {

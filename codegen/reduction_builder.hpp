@@ -223,6 +223,7 @@ public:
         decls.push_back(fmt::format("{}* __restrict__ gk_partials",
                                     PartialsType.empty() ? acc_ctype(p.type) : PartialsType));
         break;
+      case ReductionParam::Kind::Counters: decls.push_back("unsigned* __restrict__ gk_counters"); break;
       case ReductionParam::Kind::Geometry: decls.push_back("long long " + p.name); break;
       }
     }
@@ -310,7 +311,7 @@ inline DType scalar_type(const ir::Program& p, const std::string& name) {
 
 // The kernel families, one file each.
 ReductionKernel partial_kernel(const ir::ReductionPlan& plan, const ReductionEmitOptions& o, unsigned k,
-                               const std::string& base, unsigned& width_out);
+                               const std::string& base, unsigned& width_out, bool fused = false);
 ReductionKernel finalize_kernel(const ir::ReductionPlan& plan, const ReductionEmitOptions& o, unsigned k,
                                 const std::string& base, DType dst);
 ReductionKernel row_kernel(const ir::ReductionPlan& plan, const ReductionEmitOptions& o,

@@ -13,7 +13,9 @@
 //    lanes x 8 row groups; a lane owns a 16-byte pack of adjacent columns
 //    (one column when inner is not a multiple of the pack width) with 4
 //    loads in flight, the row groups are combined in order in shared
-//    memory, and a second kernel adds the row slices in a fixed order.
+//    memory, and the row slices are added in a fixed order: by the last
+//    block of each column block (one stage, no epilogue: one kernel), or
+//    by a second kernel.
 //  * Row ([rows, cols, 1]): one kernel for every stage and the epilogue:
 //    one block per row; the row's packs are loaded once into registers when
 //    cols <= 32 packs per thread (cached), or re-read per stage otherwise.
@@ -45,18 +47,25 @@ struct ReductionEmitOptions {
   /// Row: inputs (by name) of shape [cols], read at the column index of
   /// every row (a weight or bias broadcast over the rows).
   std::vector<std::string> column_inputs;
+  /// Column: one kernel where the plan allows it (one stage, no epilogue,
+  /// not argmin/argmax): the last block of each column block adds the row
+  /// slices, counting blocks in `counters` (one per column block, zero
+  /// before the launch and left zero after it).
+  bool fuse_column = true;
 };
 
 /// What a kernel parameter receives from the launcher.
 struct ReductionParam {
-  enum class Kind { Input, Scalar, StageValue, Destination, Partials, Geometry };
+  enum class Kind { Input, Scalar, StageValue, Destination, Partials, Counters, Geometry };
   Kind kind;
   std::string name; ///< Input/Scalar: the program's name; StageValue: "r<k>"
   DType type = DType::Float32;
 };
 
 struct ReductionKernel {
-  enum class Role { Partial, Finalize, Row };
+  /// Fused: a Column plan's partial pass whose last block per column block
+  /// also combines the slices (no Finalize kernel).
+  enum class Role { Partial, Finalize, Row, Fused };
   CudaKernel cuda;
   Role role;
   unsigned stage = 0; ///< Partial/Finalize: the stage it computes
@@ -80,7 +89,8 @@ ReductionKernels emit_reduction(const ir::ReductionPlan& plan, const ReductionEm
 /// `width` is ReductionKernels::pack_width.
 unsigned column_threads(long long inner, unsigned width);
 unsigned column_blocks(long long inner, unsigned width);
-unsigned column_splits(long long outer, long long extent, long long inner, unsigned sms, unsigned width);
+unsigned column_splits(long long outer, long long extent, long long inner, unsigned sms, unsigned width,
+                       bool one_kernel = false);
 /// The grid of a Full reduction.
 unsigned full_grid(long long n, unsigned pack_width, unsigned block_size, unsigned sms);
 

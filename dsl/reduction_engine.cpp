@@ -15,6 +15,7 @@
 #include <llvm/ADT/STLExtras.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace gpukit::detail {
 
@@ -124,6 +125,29 @@ ReductionOperands classify_operands(const ir::ReductionPlan& plan, const Reducti
   return r;
 }
 
+struct FusedCounters {
+  std::mutex Lock;
+  std::vector<std::pair<CUstream, std::unique_ptr<Array<int32_t>>>> PerStream;
+
+  /// Zeroed counters for `stream`, at least `count` of them. Made (and
+  /// copied to the device, synchronously) on a stream's first launch, or
+  /// when a larger grid needs more: never on the hot path after that.
+  const Array<int32_t>& for_stream(CUstream stream, long long count) {
+    std::lock_guard<std::mutex> guard(Lock);
+    for (auto& [s, counters] : PerStream)
+      if (s == stream) {
+        if (counters->size() < count)
+          counters = std::make_unique<Array<int32_t>>(Array<int32_t>::full({count}, 0));
+        return *counters;
+      }
+    PerStream.emplace_back(stream, std::make_unique<Array<int32_t>>(Array<int32_t>::full({count}, 0)));
+    return *PerStream.back().second;
+  }
+};
+
+CompiledReduction::CompiledReduction() = default;
+CompiledReduction::~CompiledReduction() = default;
+
 bool same_family(const ReductionShape& a, const ReductionShape& b) {
   return a.kind == b.kind && (a.kind != codegen::ReductionKind::Row || a.extent == b.extent);
 }
@@ -147,6 +171,8 @@ std::unique_ptr<CompiledReduction> compile_reduction(ir::ReductionPlan plan, con
   if (operands.scope == ResultScope::Element && !row)
     return c; // an empty array broadcast back (classify_operands): no kernel
   c->kernels = codegen::emit_reduction(c->plan, o);
+  if (c->kernels.kernels.front().role == codegen::ReductionKernel::Role::Fused)
+    c->counters = std::make_unique<FusedCounters>();
   dump_plan(c->kernels.kernels.front().cuda.name, describe_plan(*c, g));
   for (const codegen::ReductionKernel& k : c->kernels.kernels) {
     dump_kernel(k.cuda.name, k.cuda.source);
@@ -201,12 +227,14 @@ void run_gpu(const CompiledReduction& c, const ReductionShape& g,
     DType acc = ir::reduce_accumulator_type(c.plan.stages[k.stage].op, c.plan.stages[k.stage].element);
     unsigned block = c.options.block_size;
     unsigned grid = 1;
-    if (k.role == codegen::ReductionKernel::Role::Partial) {
+    uint64_t counters = 0;
+    if (k.role == codegen::ReductionKernel::Role::Partial || k.role == codegen::ReductionKernel::Role::Fused) {
       if (g.kind == codegen::ReductionKind::Full) {
         grid = codegen::full_grid(g.extent, c.kernels.pack_width, block, sms);
         parts = grid;
       } else {
-        unsigned splits = codegen::column_splits(g.outer, g.extent, g.inner, sms, c.kernels.pack_width);
+        unsigned splits = codegen::column_splits(g.outer, g.extent, g.inner, sms, c.kernels.pack_width,
+                                                 k.role == codegen::ReductionKernel::Role::Fused);
         // One 1-D grid: column blocks x outer slices x row slices.
         grid = codegen::column_blocks(g.inner, c.kernels.pack_width) * static_cast<unsigned>(g.outer) * splits;
         parts = splits;
@@ -217,6 +245,13 @@ void run_gpu(const CompiledReduction& c, const ReductionShape& g,
       workspace.emplace_back(Shape(static_cast<int64_t>(parts * std::max<long long>(groups, 1) * bytes + 16)));
       scratch.add(workspace.back()); // spillable like any array: pinned until enqueued
       partials = workspace.back().address();
+      if (k.role == codegen::ReductionKernel::Role::Fused) {
+        long long blocks = codegen::column_blocks(g.inner, c.kernels.pack_width) * g.outer;
+        const Array<int32_t>& block_counters =
+            c.counters->for_stream(Buffer::use_stream(), std::max<long long>(blocks, 1));
+        scratch.add(block_counters);
+        counters = block_counters.address();
+      }
     } else if (k.role == codegen::ReductionKernel::Role::Finalize) {
       grid = g.kind == codegen::ReductionKind::Full ? 1 : static_cast<unsigned>((groups + block - 1) / block);
       if (!last_stage) {
@@ -244,6 +279,7 @@ void run_gpu(const CompiledReduction& c, const ReductionShape& g,
                                                                                          : destination);
         break;
       case K::Partials: slots.push_back(partials); break;
+      case K::Counters: slots.push_back(counters); break;
       case K::Geometry: {
         long long v = p.name == "outer" ? g.outer : p.name == "extent" ? g.extent : p.name == "inner" ? g.inner
                       : p.name == "groups" ? groups : p.name == "parts" ? parts : g.extent;
@@ -289,7 +325,9 @@ std::string describe_plan(const CompiledReduction& c, const ReductionShape& g) {
   for (const codegen::ReductionKernel& k : c.kernels.kernels) {
     std::string role = k.role == codegen::ReductionKernel::Role::Row       ? "every stage and the epilogue, one block per row"
                        : k.role == codegen::ReductionKernel::Role::Partial ? fmt::format("stage r{}: partial results", k.stage)
-                                                                          : fmt::format("stage r{}: combines the partials in order", k.stage);
+                       : k.role == codegen::ReductionKernel::Role::Fused
+                           ? fmt::format("stage r{}: partial results, added in order by the last block of each column block", k.stage)
+                           : fmt::format("stage r{}: combines the partials in order", k.stage);
     out += fmt::format("kernel {}: {}\n", k.cuda.name, role);
   }
   return out;

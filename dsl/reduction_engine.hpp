@@ -85,12 +85,19 @@ ReductionOperands classify_operands(const ir::ReductionPlan& plan, const Reducti
 
 /// A plan compiled for one geometry family: its kernels' source and, on the
 /// GPU, the loaded kernels.
+struct FusedCounters;
+
 struct CompiledReduction {
+  CompiledReduction();
+  ~CompiledReduction();
   ir::ReductionPlan plan;
   codegen::ReductionEmitOptions options;
   codegen::ReductionKernels kernels;
   std::vector<const rt::Kernel*> loaded;
   bool on_gpu = false;
+  /// A fused column kernel's block counters, one zeroed array per launch
+  /// stream (launches on one stream never overlap; each leaves them zero).
+  std::unique_ptr<FusedCounters> counters;
 };
 
 /// Emits (and on the GPU compiles and loads, through the kernel cache) the

@@ -45,9 +45,8 @@ TEST(ReduceCodegen, ColumnSumAndArgMaxGolden) {
   auto x = Array<float>::random({64, 256}, 1).named("x");
   Array<float> cols(Shape(256));
   std::vector<std::string> column = test::reduction_kernels(inspect(cols, sum(x, 0)).source);
-  ASSERT_EQ(column.size(), 2u) << "a column sum is a partial pass and a fixed-order combining pass";
-  test::expect_golden("reduce_column_sum_f32.partials.cu", column[0]);
-  test::expect_golden("reduce_column_sum_f32.combine.cu", column[1]);
+  ASSERT_EQ(column.size(), 1u) << "a column sum is one kernel: the last block of a column block adds the slices";
+  test::expect_golden("reduce_column_sum_f32.cu", column[0]);
   Array<int64_t> idx(Shape(64));
   test::expect_golden("reduce_row_argmax_f32.cu", inspect(idx, argmax(x, 1)).source);
 }
@@ -61,6 +60,7 @@ TEST(ReduceCodegen, PerResultEpilogueGolden) {
   Array<float> range(Shape(256));
   std::vector<std::string> column = test::reduction_kernels(inspect(range, amax(x, 0) - amin(x, 0)).source);
   ASSERT_EQ(column.size(), 4u) << "two stages, each a partial and a combining pass";
+  test::expect_golden("reduce_column_range_f32.partials.cu", column[0]);
   test::expect_golden("reduce_column_range_f32.combine.cu", column[3]);
 }
 
@@ -119,14 +119,18 @@ TEST(ReduceCodegen, ColumnKernelLoadsPacksWithLoadsInFlight) {
   codegen::ReductionEmitOptions o;
   o.kind = codegen::ReductionKind::Column;
   auto ks = codegen::emit_reduction(plan, o);
-  ASSERT_EQ(ks.kernels.size(), 2u);
+  ASSERT_EQ(ks.kernels.size(), 1u) << "one stage: one kernel, its last block per column block adds the slices";
+  EXPECT_EQ(ks.kernels[0].role, codegen::ReductionKernel::Role::Fused);
   EXPECT_EQ(ks.pack_width, 4u);
   EXPECT_NE(ks.kernels[0].cuda.source.find("gk_pack<float, 4>"), std::string::npos) << ks.kernels[0].cuda.source;
+  o.fuse_column = false;
+  EXPECT_EQ(codegen::emit_reduction(plan, o).kernels.size(), 2u) << "a partial and a combining pass";
   // 4096 x 8192 float32 on 132 SMs: 64 column blocks of 32 lanes x 5 row
   // slices (about 2 blocks per SM, <= 64 slices).
   EXPECT_EQ(codegen::column_threads(8192, 4), 2048u);
   EXPECT_EQ(codegen::column_blocks(8192, 4), 64u);
   EXPECT_EQ(codegen::column_splits(1, 4096, 8192, 132, 4), 5u);
+  EXPECT_EQ(codegen::column_splits(1, 4096, 8192, 132, 4, /*one_kernel=*/true), 8u);
   EXPECT_EQ(codegen::column_threads(53, 4), 53u);
   EXPECT_LE(codegen::column_splits(1, 1 << 20, 64, 132, 4), 64u);
 }

@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_179a55a4_f1 — out = max(x, 0) - min(x, 0)  (dsl/reduce_codegen_test.cpp:62)
+// gpukit reduction kernel rd_179a55a4_f1 — out = max(x, 0) - min(x, 0)  (dsl/reduce_codegen_test.cpp:61)
 
 // Reduces v over the block; every thread returns the same value. Warps
 // reduce with shuffles, then every thread combines the warps' values in

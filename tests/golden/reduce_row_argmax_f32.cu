@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_f779179c_row — out = argmax(x, 1)  (dsl/reduce_codegen_test.cpp:52)
+// gpukit reduction kernel rd_f779179c_row — out = argmax(x, 1)  (dsl/reduce_codegen_test.cpp:51)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };

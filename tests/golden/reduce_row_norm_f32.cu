@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_9c1c7914_row — out = sqrt(sum(x * x, 1))  (dsl/reduce_codegen_test.cpp:60)
+// gpukit reduction kernel rd_9c1c7914_row — out = sqrt(sum(x * x, 1))  (dsl/reduce_codegen_test.cpp:59)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };

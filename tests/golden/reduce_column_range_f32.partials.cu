@@ -1,4 +1,4 @@
-// gpukit reduction kernel rd_eb49923f_p0 — out = sum(x, 0)  (dsl/reduce_codegen_test.cpp:47)
+// gpukit reduction kernel rd_179a55a4_p0 — out = max(x, 0) - min(x, 0)  (dsl/reduce_codegen_test.cpp:61)
 
 // N consecutive elements, loaded and stored as one aligned vector access.
 template <typename T, int N> struct __align__(sizeof(T) * N) gk_pack { T v[N]; };
@@ -22,16 +22,16 @@ __device__ __forceinline__ T gk_block_reduce(T v, F f, T* smem) {
   return v;
 }
 struct gk_op_0 {
-  __device__ float operator()(float a, float b) const { return a + b; }
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
 extern "C" __global__ void __launch_bounds__(256)
-rd_eb49923f_p0(const float* __restrict__ x,
+rd_179a55a4_p0(const float* __restrict__ x,
                float* __restrict__ gk_partials,
                long long outer,
                long long extent,
                long long inner) {
-  float gk_acc = 0;
+  float gk_acc = __int_as_float(0xff800000);
   // A 1-D grid of column blocks x outer slices x row slices; a block is 32 lanes x 8 row groups.
   const bool gk_vec = inner % 4 == 0;
   const int gk_w = gk_vec ? 4 : 1; // columns per lane
