@@ -108,7 +108,7 @@ TEST(DslParity, FullAndColumnReductionsGiveTheSameKernels) {
   means.named("out");
   cpp = test::reduction_kernel_bodies(inspect(means, mean(m, 0)).source);
   text = test::reduction_kernel_bodies(text_reduction_sources("x: f32[R, C]\nout = mean(x, 0)", {{"R", 64}, {"C", 100}}));
-  ASSERT_EQ(text.size(), 2u);
+  ASSERT_EQ(text.size(), 1u); // one kernel: the last block of each column block adds the slices
   EXPECT_EQ(text, cpp);
 }
 
