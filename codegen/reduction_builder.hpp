@@ -254,8 +254,11 @@ public:
 
   std::string finalize_source(const std::string& name, const std::string& body) {
     std::string defs = Helpers.definitions(Plan.stages.front().body);
+    // Only the kernels that reduce across a block carry gk_block_reduce
+    // (column kernels combine their row groups in shared memory themselves).
+    bool block_reduce = body.find("gk_block_reduce(") != std::string::npos;
     return fmt::format("// gpukit reduction kernel {} — {}\n\n{}{}{}", name, Plan.label,
-                       defs.empty() ? "" : defs + "\n", BlockReduce, body);
+                       defs.empty() ? "" : defs + "\n", block_reduce ? BlockReduce : "", body);
   }
 
   const ir::ReductionPlan& Plan;

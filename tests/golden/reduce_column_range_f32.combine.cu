@@ -1,22 +1,5 @@
 // gpukit reduction kernel rd_179a55a4_f1 — out = max(x, 0) - min(x, 0)  (dsl/reduce_codegen_test.cpp:61)
 
-// Reduces v over the block; every thread returns the same value. Warps
-// reduce with shuffles, then every thread combines the warps' values in
-// warp order: the result does not depend on timing (deterministic).
-template <typename T, typename F>
-__device__ __forceinline__ T gk_block_reduce(T v, F f, T* smem) {
-  #pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-    v = f(v, __shfl_down_sync(0xffffffffu, v, o));
-  __syncthreads(); // smem may still be read by the previous reduction
-  if ((threadIdx.x & 31) == 0)
-    smem[threadIdx.x >> 5] = v;
-  __syncthreads();
-  v = smem[0];
-  for (int k = 1; k < (int)(blockDim.x >> 5); ++k)
-    v = f(v, smem[k]);
-  return v;
-}
 struct gk_op_1 {
   __device__ float operator()(float a, float b) const { return fminf(a, b); }
 };
