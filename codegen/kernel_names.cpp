@@ -1,5 +1,6 @@
 #include "codegen/kernel_names.hpp"
 
+#include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
 
 namespace gpukit::codegen {
@@ -31,6 +32,22 @@ bool is_reserved_kernel_name(std::string_view name) {
 
 bool has_reserved_prefix(std::string_view name) {
   return name.starts_with("__") || name.starts_with("gpukit") || name.starts_with("gk_");
+}
+
+std::string free_kernel_name(std::string_view name, std::string_view prefix, std::string_view suffix,
+                             llvm::function_ref<bool(const std::string&)> taken) {
+  bool stage_like = name.size() >= 2 && name[0] == 'r' && name[1] >= '0' && name[1] <= '9';
+  std::string base = has_reserved_prefix(name) || stage_like ? fmt::format("{}{}", prefix, name) : std::string(name);
+  auto busy = [&](const std::string& c) { return is_reserved_kernel_name(c) || taken(c); };
+  if (!busy(base))
+    return base;
+  // `base` starts with no reserved prefix now, so a suffix frees it: the
+  // taken names are finitely many.
+  for (unsigned n = 1;; ++n) {
+    std::string candidate = n == 1 ? fmt::format("{}{}", base, suffix) : fmt::format("{}{}{}", base, suffix, n);
+    if (!busy(candidate))
+      return candidate;
+  }
 }
 
 } // namespace gpukit::codegen

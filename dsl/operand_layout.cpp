@@ -5,6 +5,7 @@
 #include "dsl/expression_kernel.hpp"
 
 #include <fmt/format.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/StringRef.h>
 
 #include <optional>
@@ -69,31 +70,16 @@ OperandLayout make_layout(const AssignmentCall& call) {
 
   // Kernel parameter names: unique over outputs and inputs, and clear of
   // the words the emitted source uses.
-  auto taken = [&](llvm::StringRef candidate) {
-    if (codegen::is_reserved_kernel_name(candidate))
-      return true;
-    for (const std::string& o : layout.output_names)
-      if (o == candidate)
-        return true;
-    for (const std::string& i : layout.input_names)
-      if (i == candidate)
-        return true;
-    return false;
-  };
   for (std::string& o : layout.output_names)
     if (codegen::has_reserved_prefix(o))
       o = "out" + o;
     else if (codegen::is_reserved_kernel_name(o))
       o += "_";
-  for (uint8_t leaf : layout.input_leaf) {
-    std::string base = layout.leaf_names[leaf];
-    if (codegen::has_reserved_prefix(base))
-      base = "in" + base; // no suffix would free it
-    std::string name = taken(base) ? base + "_in" : base;
-    for (unsigned suffix = 2; taken(name); ++suffix)
-      name = fmt::format("{}_in{}", base, suffix);
-    layout.input_names.push_back(name);
-  }
+  auto taken = [&](const std::string& candidate) {
+    return llvm::is_contained(layout.output_names, candidate) || llvm::is_contained(layout.input_names, candidate);
+  };
+  for (uint8_t leaf : layout.input_leaf)
+    layout.input_names.push_back(codegen::free_kernel_name(layout.leaf_names[leaf], "in_", "_in", taken));
   return layout;
 }
 

@@ -1,6 +1,8 @@
 // Declarations, names and statements of the Lowerer (dsl/text/lowerer.hpp).
 #include "dsl/text/lowerer.hpp"
 
+#include "codegen/kernel_names.hpp"
+
 #include "dsl/text/literal.hpp"
 #include "dsl/text/parser.hpp"
 
@@ -15,18 +17,12 @@ std::string Lowerer::output_kernel_name(const std::string& name) const {
   return is_reserved_kernel_name(name) ? name + "_" : name;
 }
 
-// As the C++ DSL names an input: its own name unless reserved or taken by an
-// output (then name_in, name_in2, ...).
+// As the C++ DSL names an input (codegen::free_kernel_name): its own name
+// unless reserved or taken by an output (then name_in, name_in2, ...).
 std::string Lowerer::input_kernel_name(const std::string& name) {
-  auto taken = [&](const std::string& c) {
-    return is_reserved_kernel_name(c) || OutputKernelNames.count(c) || InputKernelNames.count(c);
-  };
-  std::string kernel = taken(name) ? name + "_in" : name;
-  for (unsigned suffix = 2; taken(kernel); ++suffix) {
-    if (suffix > 1000)
-      throw Error(ErrorKind::Internal, fmt::format("no free kernel parameter name for '{}'", name));
-    kernel = fmt::format("{}_in{}", name, suffix);
-  }
+  std::string kernel = codegen::free_kernel_name(name, "in_", "_in", [&](const std::string& c) {
+    return OutputKernelNames.count(c) || InputKernelNames.count(c);
+  });
   InputKernelNames.insert(kernel);
   return kernel;
 }

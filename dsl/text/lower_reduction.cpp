@@ -7,6 +7,8 @@
 // the argument's literals) take the slots s0, s1, ... in the order written.
 #include "dsl/text/lowerer.hpp"
 
+#include "codegen/kernel_names.hpp"
+
 #include "codegen/passes/pipeline.hpp"
 #include "dsl/text/literal.hpp"
 
@@ -363,21 +365,11 @@ std::optional<Value> Lowerer::combine_groups(llvm::ArrayRef<const Expr*> exprs, 
 std::string Lowerer::reduction_kernel_name(const std::string& name, bool scalar) {
   if (auto it = Red->kernel_name_of.find(name); it != Red->kernel_name_of.end())
     return it->second;
-  // As the elementwise kernel names them, and clear of the stage values
-  // (every name starting r<digit>) and of the reduction kernels' own
-  // identifiers (gk_...): those get a prefix, the rest a suffix.
-  auto clashes = [](const std::string& c) { return ir::is_stage_value_name(c) || c.starts_with("gk_"); };
-  auto taken = [&](const std::string& c) {
-    return is_reserved_kernel_name(c) || clashes(c) || Red->kernel_names.count(c) > 0;
-  };
-  std::string suffix = scalar ? "_arg" : "_in";
-  std::string base = clashes(name) ? (scalar ? "arg_" : "in_") + name : name;
-  std::string kernel = taken(base) ? base + suffix : base;
-  for (unsigned n = 2; taken(kernel); ++n) {
-    if (n > 1000)
-      throw Error(ErrorKind::Internal, fmt::format("no free kernel parameter name for '{}'", name));
-    kernel = fmt::format("{}{}{}", base, suffix, n);
-  }
+  // As the elementwise kernel names them (codegen::free_kernel_name), which
+  // keeps them clear of the stage values (r<digit>...) and of the reduction
+  // kernels' own identifiers (gk_...).
+  std::string kernel = codegen::free_kernel_name(name, scalar ? "arg_" : "in_", scalar ? "_arg" : "_in",
+                                                 [&](const std::string& c) { return Red->kernel_names.count(c) > 0; });
   Red->kernel_names.insert(kernel);
   Red->kernel_name_of.emplace(name, kernel);
   return kernel;

@@ -170,5 +170,21 @@ TEST(ReduceEpilogue, EmptyRowsGiveTheIdentity) {
   }
 }
 
+TEST(ReduceEpilogue, OperandsNamedLikeStageValuesAreRenamed) {
+  // r0, r1, ... name stage values inside reduction kernels; gk_... their own
+  // identifiers: operands so named get a prefix, never a loop over suffixes.
+  auto r0 = Array<float>::full({4, 8}, 1.0f).named("r0");
+  auto gk = Array<float>::full({4, 8}, 2.0f).named("gk_dst");
+  Array<float> out(Shape({4}));
+  KernelInfo info = inspect(out, sum(r0 * gk, 1));
+  EXPECT_NE(info.source.find("in_r0"), std::string::npos) << info.source;
+  EXPECT_NE(info.source.find("in_gk_dst"), std::string::npos) << info.source;
+  out = sum(r0 * gk, 1);
+  expect_close(host(out), {16, 16, 16, 16});
+  Array<float> twice(Shape({4, 8}));
+  twice = r0 + r0;
+  EXPECT_EQ(twice.to_host()[0], 2.0f);
+}
+
 } // namespace
 } // namespace gpukit

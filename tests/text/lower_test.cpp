@@ -262,5 +262,12 @@ TEST(Lower, RoundTripThroughCanonicalText) {
   }
 }
 
+TEST(Lower, InputsNamedLikeStageValuesGetAPrefix) {
+  LoweredProgram lp = lower_text("out = r0 * 2 + gk1");
+  ASSERT_EQ(lp.program.inputs().size(), 2u);
+  EXPECT_EQ(lp.program.inputs()[0].name, "in_r0");
+  EXPECT_EQ(lp.program.inputs()[1].name, "gk1");
+}
+
 } // namespace
 } // namespace gpukit::text
