@@ -80,8 +80,8 @@ ReductionOperands classify_operands(const ir::ReductionPlan& plan, const Reducti
   if (over_row && output.size() != g.groups()) {
     r.scope = ResultScope::Element;
   } else if (output.size() != g.groups()) {
-    std::string expected = fmt::format("{} (one value per {})", reduced_shape(g, false).to_string(),
-                                       g.axis < 0 ? "array" : fmt::format("index of the other axes"));
+    std::string expected = fmt::format("{} ({})", reduced_shape(g, false).to_string(),
+                                       g.axis < 0 ? "a single value" : "one value per position of the kept axes");
     if (plan.epilogue && row)
       expected += fmt::format(" or {} (the expression over every element)", g.main.to_string());
     throw Error(ErrorKind::Shape,
